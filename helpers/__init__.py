@@ -1,0 +1,18 @@
+"""helpers: the shared code of the course "Attention, step by step".
+
+Each notebook builds a piece inline, checks it equal to the version here (and to PyTorch's),
+then imports it from here. Modules:
+
+- ``attention``: scaled_dot_product_attention, fused_scaled_dot_product_attention, causal_mask,
+  padding_mask, MultiHeadAttention
+- ``layers``: PositionalEncoding, FeedForward, EncoderLayer, DecoderLayer
+- ``transformer``: Transformer (with attention_maps)
+- ``seq2seq``: Seq2SeqTransformer, a token-level model around Transformer
+- ``tasks``: the 4x6 toy matrix, seeded copy/reverse tasks
+- ``training``: training loop with a progress bar, greedy decoding, accuracy
+- ``plotting`` / ``widgets``: heatmaps with tokens on both axes, head grids, live figures
+- ``checks``: exercise checkers with hints
+- ``reproducibility``: seed_everything, set_print_options
+"""
+
+__version__ = "0.1.0"

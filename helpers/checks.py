@@ -1,0 +1,154 @@
+"""Exercise checkers: each compares a learner's answer to a reference and explains a failure.
+
+An exercise cell starts as ``answer = ...``. A checker given ``...`` (Ellipsis) says the exercise is
+not done yet and returns ``False``; a wrong answer raises :class:`ExerciseError` with a hint; a right
+one prints a confirmation and returns ``True``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from helpers.attention import causal_mask, padding_mask, scaled_dot_product_attention
+
+__all__ = [
+    "ExerciseError",
+    "check_value",
+    "check_tensor",
+    "check_scale",
+    "check_softmax",
+    "check_attention",
+    "check_causal_mask",
+    "check_padding_mask",
+]
+
+
+class ExerciseError(AssertionError):
+    """A wrong answer; the message says what differs and gives a hint."""
+
+
+def _not_done(name: str, answer: object, hint: str) -> bool:
+    if answer is Ellipsis:
+        print(f"[ ] {name}: not answered yet. Replace the ... and run the cell again. Hint: {hint}")
+        return True
+    return False
+
+
+def _fail(name: str, problem: str, hint: str) -> None:
+    raise ExerciseError(f"{name}: {problem}\nHint: {hint}")
+
+
+def _passed(name: str) -> bool:
+    print(f"[x] {name}: correct")
+    return True
+
+
+def check_value(name: str, answer: object, expected: float, *, hint: str, rel: float = 1e-6) -> bool:
+    """A number: right when within ``rel`` relative tolerance of ``expected``."""
+    if _not_done(name, answer, hint):
+        return False
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        _fail(name, f"expected a number; got {type(answer).__name__}", hint)
+    if not math.isclose(value, expected, rel_tol=rel, abs_tol=rel):
+        _fail(name, f"got {value:.6g}, which is not the expected value", hint)
+    return _passed(name)
+
+
+def _compare(name: str, answer: object, expected: Tensor, hint: str, atol: float) -> None:
+    if not isinstance(answer, Tensor):
+        _fail(name, f"expected a torch.Tensor; got {type(answer).__name__}", hint)
+    if tuple(answer.shape) != tuple(expected.shape):
+        _fail(name, f"expected shape {tuple(expected.shape)}; got {tuple(answer.shape)}", hint)
+    if answer.dtype == torch.bool or expected.dtype == torch.bool:
+        if answer.dtype != expected.dtype:
+            _fail(name, f"expected dtype {expected.dtype}; got {answer.dtype}", hint)
+        if not torch.equal(answer, expected):
+            _fail(name, f"{int((answer != expected).sum())} entries differ from the expected ones", hint)
+        return
+    if not torch.allclose(answer.double(), expected.double(), atol=atol, rtol=0):
+        worst = (answer.double() - expected.double()).abs().max().item()
+        _fail(name, f"values differ by up to {worst:.3g}", hint)
+
+
+def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str, atol: float = 1e-6) -> bool:
+    """A tensor: right when it has the expected shape, dtype kind and values (to ``atol``)."""
+    if _not_done(name, answer, hint):
+        return False
+    _compare(name, answer, expected, hint, atol)
+    return _passed(name)
+
+
+def check_scale(answer: object, d_k: int) -> bool:
+    """The factor that multiplies Q Kᵀ for keys of size ``d_k``."""
+    hint = "the paper divides the scores by the square root of d_k, so the factor is 1 / sqrt(d_k)"
+    if not _not_done("scale", answer, hint) and isinstance(answer, (int, float)):
+        if math.isclose(float(answer), 1 / d_k):
+            _fail("scale", f"1/d_k = {1 / d_k:.4g} is the article's slip, not the paper's factor", hint)
+    return check_value("scale", answer, 1 / math.sqrt(d_k), hint=hint)
+
+
+def _call(name: str, fn: Callable, hint: str, *args):
+    try:
+        return fn(*args)
+    except Exception as error:  # the learner's code failed: report it as a failed exercise
+        _fail(name, f"calling it raised {type(error).__name__}: {error}", hint)
+
+
+def check_softmax(fn: object) -> bool:
+    """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
+    name, hint = "softmax", "exp(x - max) / sum(exp(x - max)) along the last axis (dim=-1)"
+    if _not_done(name, fn, hint):
+        return False
+    generator = torch.Generator().manual_seed(1)
+    scores = torch.randn(3, 4, 5, generator=generator, dtype=torch.float64)
+    _compare(name, _call(name, fn, hint, scores), torch.softmax(scores, -1), hint, 1e-9)
+    big = torch.tensor([[1000.0, 1001.0, 999.0]], dtype=torch.float64)
+    result = _call(name, fn, hint, big)
+    if not isinstance(result, Tensor) or not torch.isfinite(result).all():
+        _fail(name, "it gives inf or NaN for scores near 1000", "subtract the row maximum before exp")
+    return _passed(name)
+
+
+def check_attention(fn: object) -> bool:
+    """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
+    name, hint = "attention", "softmax((Q @ K.transpose(-2, -1)) / sqrt(d_k), dim=-1) @ V"
+    if _not_done(name, fn, hint):
+        return False
+    generator = torch.Generator().manual_seed(2)
+    q, k, v = (torch.randn(2, n, 8, generator=generator, dtype=torch.float64) for n in (3, 5, 5))
+    result = _call(name, fn, hint, q, k, v)
+    if isinstance(result, tuple):
+        result = result[0]
+    unscaled = torch.softmax(q @ k.transpose(-2, -1), -1) @ v
+    if isinstance(result, Tensor) and result.shape == unscaled.shape and torch.allclose(result, unscaled):
+        _fail(name, "the output matches attention without scaling", "divide the scores by sqrt(d_k)")
+    return check_tensor(name, result, scaled_dot_product_attention(q, k, v)[0], hint=hint, atol=1e-9)
+
+
+def check_causal_mask(fn: object) -> bool:
+    """``fn(length) -> (length, length)`` bool mask, True where query i may see key j (j <= i)."""
+    name, hint = "causal mask", "True on and below the diagonal: torch.ones(L, L, dtype=torch.bool).tril()"
+    if _not_done(name, fn, hint):
+        return False
+    for length in (4, 7, 1):
+        result = _call(name, fn, hint, length)
+        if isinstance(result, Tensor) and result.shape == (length, length) and length > 1:
+            if result.dtype == torch.bool and torch.equal(result, ~causal_mask(length)):
+                _fail(name, "this is PyTorch's convention (True = blocked)", "the course's True means may attend")
+        _compare(name, result, causal_mask(length), hint, 0.0)
+    return _passed(name)
+
+
+def check_padding_mask(fn: object, pad_id: int = 0) -> bool:
+    """``fn(tokens) -> (batch, 1, L)`` bool mask, True on real tokens."""
+    name, hint = "padding mask", "(tokens != pad_id) with a query axis of size 1 inserted: .unsqueeze(1)"
+    if _not_done(name, fn, hint):
+        return False
+    tokens = torch.tensor([[5, 6, 7, 0, 0], [3, 4, 0, 0, 0]])
+    return check_tensor(name, _call(name, fn, hint, tokens), padding_mask(tokens, pad_id), hint=hint)

@@ -1,0 +1,163 @@
+"""Heatmaps of attention weights: queries as rows, keys as columns, tokens on both axes.
+
+Figures are made with ``matplotlib.figure.Figure`` directly, not through pyplot, so none is ever
+left open in pyplot's registry: a figure lives as long as the notebook holds a reference to it.
+Colours: a colour-blind-safe colormap (viridis by default) with fixed limits, so that two pictures
+can be compared by eye; an opaque white background that stays readable under dark themes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+__all__ = ["new_figure", "Heatmap", "heatmap", "head_grid", "to_png", "show"]
+
+ANNOTATE_MAX = 10  # write the values into the cells of matrices up to this size
+
+
+def new_figure(width: float = 4.8, height: float = 4.0) -> Figure:
+    """A pyplot-free figure with an opaque white background."""
+    fig = Figure(figsize=(width, height), dpi=90, layout="constrained", facecolor="white")
+    fig.patch.set_alpha(1.0)
+    return fig
+
+
+def _as_array(matrix: object) -> np.ndarray:
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().cpu().double().numpy()
+    array = np.asarray(matrix, dtype=float)
+    if array.ndim != 2:
+        raise ValueError(f"matrix must be 2-D (queries, keys); got shape {array.shape}")
+    return array
+
+
+class Heatmap:
+    """A heatmap drawn once and updated in place with :meth:`update` (``set_data`` and new cell texts)."""
+
+    def __init__(
+        self,
+        ax,
+        matrix: object,
+        row_tokens: Sequence[str] | None = None,
+        col_tokens: Sequence[str] | None = None,
+        *,
+        title: str | None = None,
+        vmin: float = 0.0,
+        vmax: float = 1.0,
+        cmap: str = "viridis",
+        annotate: bool | None = None,
+        fmt: str = ".2f",
+        colorbar: bool = True,
+        xlabel: str = "key",
+        ylabel: str = "query",
+    ) -> None:
+        array = _as_array(matrix)
+        rows, cols = array.shape
+        self.ax = ax
+        self.fmt = fmt
+        self.vmin, self.vmax = vmin, vmax
+        self.image = ax.imshow(array, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+        for name, tokens, size in (("row_tokens", row_tokens, rows), ("col_tokens", col_tokens, cols)):
+            if tokens is not None and len(tokens) != size:
+                raise ValueError(f"{name} must have {size} labels for a {rows} x {cols} matrix; got {len(tokens)}")
+        ax.set_yticks(range(rows), list(row_tokens) if row_tokens is not None else range(rows))
+        ax.set_xticks(range(cols), list(col_tokens) if col_tokens is not None else range(cols))
+        ax.tick_params(axis="x", labelrotation=45 if cols > 6 else 0)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        if annotate is None:
+            annotate = rows <= ANNOTATE_MAX and cols <= ANNOTATE_MAX
+        self.texts = []
+        if annotate:
+            for i in range(rows):
+                for j in range(cols):
+                    self.texts.append(ax.text(j, i, "", ha="center", va="center", fontsize=8))
+        if colorbar:
+            ax.figure.colorbar(self.image, ax=ax, shrink=0.85)
+        self.update(array)
+
+    def update(self, matrix: object, title: str | None = None) -> None:
+        """New values (same shape) into the same image and texts; colour limits stay fixed."""
+        array = _as_array(matrix)
+        if array.shape != self.image.get_array().shape:
+            raise ValueError(
+                f"matrix must keep the heatmap's shape {self.image.get_array().shape}; got {array.shape}"
+            )
+        self.image.set_data(array)
+        if self.texts:
+            middle = (self.vmin + self.vmax) / 2
+            for text, value in zip(self.texts, array.ravel()):
+                text.set_text(format(value, self.fmt))
+                text.set_color("black" if value > middle else "white")
+        if title is not None:
+            self.ax.set_title(title)
+
+
+def heatmap(
+    matrix: object,
+    row_tokens: Sequence[str] | None = None,
+    col_tokens: Sequence[str] | None = None,
+    *,
+    title: str | None = None,
+    size: tuple[float, float] = (4.8, 4.0),
+    **options,
+) -> tuple[Figure, Heatmap]:
+    """A new figure holding one :class:`Heatmap` of ``matrix`` (queries as rows, keys as columns)."""
+    fig = new_figure(*size)
+    return fig, Heatmap(fig.add_subplot(), matrix, row_tokens, col_tokens, title=title, **options)
+
+
+def head_grid(
+    weights: object,
+    row_tokens: Sequence[str] | None = None,
+    col_tokens: Sequence[str] | None = None,
+    *,
+    columns: int = 4,
+    title: str | None = None,
+    cell: float = 2.4,
+) -> tuple[Figure, list[Heatmap]]:
+    """One small heatmap per head. weights (heads, L_q, L_k) -> (figure, [Heatmap per head])."""
+    if isinstance(weights, torch.Tensor):
+        weights = weights.detach().cpu().double().numpy()
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 3:
+        raise ValueError(f"weights must be 3-D (heads, L_q, L_k); got shape {weights.shape}")
+    heads = weights.shape[0]
+    columns = min(columns, heads)
+    rows = -(-heads // columns)
+    fig = new_figure(cell * columns + 0.8, cell * rows + (0.4 if title else 0.0))
+    axes = fig.subplots(rows, columns, squeeze=False)
+    maps = []
+    for h, ax in enumerate(axes.ravel()):
+        if h >= heads:
+            ax.set_axis_off()
+            continue
+        maps.append(
+            Heatmap(ax, weights[h], row_tokens, col_tokens, title=f"head {h}", colorbar=False,
+                    annotate=False, xlabel="", ylabel="")
+        )
+    fig.colorbar(maps[0].image, ax=axes, shrink=0.8)
+    if title:
+        fig.suptitle(title)
+    return fig, maps
+
+
+def to_png(fig: Figure) -> bytes:
+    """The figure rendered as PNG bytes (what the widgets show and the static cells display)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", facecolor=fig.get_facecolor())
+    return buffer.getvalue()
+
+
+def show(fig: Figure) -> None:
+    """Display the figure as a static PNG (readable on GitHub, nbviewer and in HTML exports)."""
+    from IPython.display import Image, display
+
+    display(Image(to_png(fig)))

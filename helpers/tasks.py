@@ -1,0 +1,101 @@
+"""Toy data: the article's 4 words x 6 columns matrix and seeded sequence-to-sequence tasks.
+
+Nothing is downloaded: every data set here is generated from a seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = [
+    "TOY_WORDS",
+    "toy_matrix",
+    "toy_projections",
+    "PAD",
+    "BOS",
+    "EOS",
+    "FIRST_SYMBOL",
+    "Seq2SeqBatch",
+    "make_batch",
+]
+
+#: the four words of the toy sentence, one row of the toy matrix each
+TOY_WORDS: tuple[str, ...] = ("the", "cat", "sat", "down")
+
+
+def toy_matrix() -> np.ndarray:
+    """X, the article's 4 words x 6 columns matrix: one 6-number word vector per row. Shape (4, 6)."""
+    return np.array(
+        [
+            [1.0, 0.0, 1.0, 0.0, 0.5, 0.0],  # the
+            [0.0, 1.0, 0.0, 1.0, 0.0, 0.5],  # cat
+            [1.0, 1.0, 0.5, 0.0, 0.0, 0.0],  # sat
+            [0.0, 0.5, 0.0, 1.0, 1.0, 1.0],  # down
+        ]
+    )
+
+
+def toy_projections() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """W_Q, W_K, W_V for the toy matrix, each (6, 3): small numbers, so the arithmetic can be followed."""
+    w_q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
+    w_k = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
+    w_v = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0], [0, 0, 1], [2, 0, 1]], dtype=float)
+    return w_q, w_k, w_v
+
+
+PAD, BOS, EOS = 0, 1, 2
+#: the first token id that is a real symbol (ids below it are PAD, BOS, EOS)
+FIRST_SYMBOL = 3
+
+
+@dataclass(frozen=True)
+class Seq2SeqBatch:
+    """One batch of a toy task.
+
+    src (batch, L_src): the input symbols, padded with PAD;
+    tgt_in (batch, L_tgt): BOS + answer, what the decoder reads (teacher forcing);
+    tgt_out (batch, L_tgt): answer + EOS, what it must predict, padded with PAD.
+    """
+
+    src: Tensor
+    tgt_in: Tensor
+    tgt_out: Tensor
+
+
+def make_batch(
+    task: str,
+    batch_size: int,
+    *,
+    min_length: int,
+    max_length: int,
+    vocab_size: int,
+    generator: torch.Generator,
+) -> Seq2SeqBatch:
+    """A seeded batch of the ``"copy"`` or ``"reverse"`` task, lengths drawn in [min_length, max_length]."""
+    if task not in ("copy", "reverse"):
+        raise ValueError(f"task must be 'copy' or 'reverse'; got {task!r}")
+    if not 1 <= min_length <= max_length:
+        raise ValueError(f"lengths must satisfy 1 <= min_length <= max_length; got {min_length}, {max_length}")
+    if vocab_size <= FIRST_SYMBOL:
+        raise ValueError(f"vocab_size must exceed the {FIRST_SYMBOL} special tokens; got {vocab_size}")
+    lengths = torch.randint(min_length, max_length + 1, (batch_size,), generator=generator)
+    symbols = torch.randint(FIRST_SYMBOL, vocab_size, (batch_size, max_length), generator=generator)
+    positions = torch.arange(max_length)
+    real = positions < lengths[:, None]  # (batch, max_length)
+    src = symbols.masked_fill(~real, PAD)
+    if task == "reverse":
+        # position i of the answer is symbol (length - 1 - i) of the input
+        index = (lengths[:, None] - 1 - positions).clamp(min=0)
+        answer = symbols.gather(1, index).masked_fill(~real, PAD)
+    else:
+        answer = src
+    tgt_out = torch.full((batch_size, max_length + 1), PAD)
+    tgt_out[:, :max_length] = answer
+    tgt_out[torch.arange(batch_size), lengths] = EOS
+    tgt_in = torch.cat([torch.full((batch_size, 1), BOS), tgt_out[:, :-1]], dim=1)
+    tgt_in = tgt_in.masked_fill(tgt_in == EOS, PAD)
+    return Seq2SeqBatch(src, tgt_in, tgt_out)

@@ -1,0 +1,120 @@
+"""Training loop with a progress bar, greedy-decoding accuracy, for the toy sequence tasks.
+
+A model here is any ``nn.Module`` with ``forward(src, tgt_in) -> logits (batch, L_tgt, vocab)`` and
+``greedy_decode(src, max_new_tokens) -> tokens (batch, <= max_new_tokens)``: the Transformer of
+:mod:`helpers.seq2seq` and the GRU models of :mod:`helpers.rnn` both are.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+from helpers.tasks import PAD, Seq2SeqBatch
+from helpers.validation import require_tokens, shape_str
+
+__all__ = ["TrainResult", "sequence_loss", "exact_match", "evaluate", "train"]
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` measured: the loss of each step, accuracy at each evaluation, wall time."""
+
+    losses: list[float] = field(default_factory=list)
+    accuracies: list[tuple[int, float]] = field(default_factory=list)  # (step, exact-match accuracy)
+    seconds: float = 0.0
+
+    @property
+    def steps(self) -> int:
+        return len(self.losses)
+
+    @property
+    def final_accuracy(self) -> float:
+        return self.accuracies[-1][1] if self.accuracies else float("nan")
+
+
+def sequence_loss(logits: Tensor, target: Tensor, pad_id: int = PAD) -> Tensor:
+    """Mean cross-entropy over the non-PAD target positions. logits (batch, L, vocab), target (batch, L)."""
+    if logits.shape[:2] != target.shape:
+        raise ValueError(
+            f"target must have shape (batch, L) = {shape_str(logits.shape[:2])}; got {shape_str(target.shape)}"
+        )
+    return F.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=pad_id)
+
+
+def exact_match(predicted: Tensor, target: Tensor, pad_id: int = PAD) -> Tensor:
+    """Per-row True when the prediction equals the target everywhere (PAD-padded to the same length).
+
+    predicted (batch, L_p), target (batch, L_t) -> (batch,) bool.
+    """
+    require_tokens("predicted", predicted)
+    require_tokens("target", target)
+    if predicted.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"predicted must have batch size {target.shape[0]}; got shape {shape_str(predicted.shape)}"
+        )
+    length = max(predicted.shape[1], target.shape[1])
+    predicted = F.pad(predicted, (0, length - predicted.shape[1]), value=pad_id)
+    target = F.pad(target, (0, length - target.shape[1]), value=pad_id)
+    return (predicted == target).all(dim=1)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, batch: Seq2SeqBatch) -> float:
+    """Exact-match accuracy of greedy decoding on ``batch``, in [0, 1]."""
+    was_training = model.training
+    model.eval()
+    predicted = model.greedy_decode(batch.src, batch.tgt_out.shape[1])
+    model.train(was_training)
+    return float(exact_match(predicted, batch.tgt_out).float().mean())
+
+
+def train(
+    model: nn.Module,
+    next_batch: Callable[[], Seq2SeqBatch],
+    *,
+    steps: int,
+    lr: float = 1e-3,
+    warmup: int = 50,
+    eval_batch: Seq2SeqBatch | None = None,
+    eval_every: int = 50,
+    target_accuracy: float | None = None,
+    progress: bool = True,
+    desc: str = "training",
+) -> TrainResult:
+    """Adam with a linear warm-up, teacher forcing, gradient clipping at 1.
+
+    Evaluates exact-match accuracy on ``eval_batch`` every ``eval_every`` steps and at the end; stops
+    early once it reaches ``target_accuracy``. Shows a tqdm progress bar with loss and accuracy.
+    """
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / max(1, warmup)))
+    result = TrainResult()
+    start = time.perf_counter()
+    model.train()
+    bar = tqdm(range(1, steps + 1), desc=desc, disable=not progress, leave=True)
+    for step in bar:
+        batch = next_batch()
+        loss = sequence_loss(model(batch.src, batch.tgt_in), batch.tgt_out)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        result.losses.append(loss.item())
+        if eval_batch is not None and (step % eval_every == 0 or step == steps):
+            accuracy = evaluate(model, eval_batch)
+            result.accuracies.append((step, accuracy))
+            bar.set_postfix(loss=f"{loss.item():.3f}", accuracy=f"{accuracy:.3f}")
+            if target_accuracy is not None and accuracy >= target_accuracy:
+                break
+    bar.close()
+    model.eval()
+    result.seconds = time.perf_counter() - start
+    return result

@@ -1,0 +1,75 @@
+"""Input checks shared by the modules of `helpers`.
+
+Every check raises ``TypeError`` for a wrong type or dtype and ``ValueError`` for a wrong
+shape or value. The message names the argument and gives the expected and the actual
+shape, so a learner can see at once which tensor is wrong and how.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+
+def shape_str(shape: Sequence[int]) -> str:
+    """``(2, 5, 7)`` for a shape; ``(7,)`` for one axis."""
+    return str(tuple(int(s) for s in shape))
+
+
+def require_tensor(name: str, value: object) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor; got {type(value).__name__}")
+    return value
+
+
+def require_float(name: str, value: object) -> Tensor:
+    tensor = require_tensor(name, value)
+    if not tensor.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor; got dtype {tensor.dtype}")
+    return tensor
+
+
+def require_ndim(name: str, tensor: Tensor, ndim: int, layout: str) -> None:
+    if tensor.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D {layout}; got shape {shape_str(tensor.shape)}")
+
+
+def require_last_dim(name: str, tensor: Tensor, size: int, what: str) -> None:
+    if tensor.shape[-1] != size:
+        raise ValueError(
+            f"{name} must have last dimension {what} = {size}; got shape {shape_str(tensor.shape)}"
+        )
+
+
+def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """True when a tensor of ``shape`` broadcasts to ``target`` without growing ``target``."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+def require_bool_mask(name: str, mask: object) -> Tensor:
+    tensor = require_tensor(name, mask)
+    if tensor.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must be a torch.bool tensor (True = may attend); got dtype {tensor.dtype}. "
+            "A float additive mask or a PyTorch-style mask (True = blocked) must be converted first."
+        )
+    return tensor
+
+
+def require_tokens(name: str, tokens: object, vocab_size: int | None = None) -> Tensor:
+    """Check a (batch, L) tensor of integer token ids, each in ``[0, vocab_size)``."""
+    tensor = require_tensor(name, tokens)
+    if tensor.dtype.is_floating_point or tensor.dtype == torch.bool or tensor.is_complex():
+        raise TypeError(f"{name} must hold integer token ids (torch.long); got dtype {tensor.dtype}")
+    require_ndim(name, tensor, 2, "(batch, L)")
+    if vocab_size is not None and tensor.numel() > 0:
+        low, high = int(tensor.min()), int(tensor.max())
+        if low < 0 or high >= vocab_size:
+            raise ValueError(
+                f"{name} must hold token ids in [0, {vocab_size}); got values from {low} to {high}"
+            )
+    return tensor

@@ -1,0 +1,67 @@
+"""The exercise checkers: right answers pass, wrong ones fail with a hint, unanswered ones say so."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from helpers import checks
+from helpers.attention import causal_mask
+
+
+def test_unanswered_exercise_reports_and_returns_false(capsys):
+    assert checks.check_scale(..., d_k=64) is False
+    assert "not answered yet" in capsys.readouterr().out
+
+
+def test_scale_accepts_the_paper_and_names_the_articles_slip():
+    assert checks.check_scale(1 / math.sqrt(64), d_k=64)
+    with pytest.raises(checks.ExerciseError, match="article's slip"):
+        checks.check_scale(1 / 64, d_k=64)
+    with pytest.raises(checks.ExerciseError, match="Hint: "):
+        checks.check_scale(0.5, d_k=64)
+
+
+def test_softmax_checker():
+    def naive(x):
+        return x.exp() / x.exp().sum(-1, keepdim=True)
+
+    def stable(x):
+        e = (x - x.amax(-1, keepdim=True)).exp()
+        return e / e.sum(-1, keepdim=True)
+
+    assert checks.check_softmax(stable)
+    with pytest.raises(checks.ExerciseError, match="near 1000"):
+        checks.check_softmax(naive)
+    with pytest.raises(checks.ExerciseError, match="values differ"):
+        checks.check_softmax(lambda x: torch.softmax(x, dim=0))
+
+
+def test_attention_checker_catches_missing_scale_and_errors():
+    good = lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v
+    assert checks.check_attention(good)
+    with pytest.raises(checks.ExerciseError, match="without scaling"):
+        checks.check_attention(lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1), -1) @ v)
+    with pytest.raises(checks.ExerciseError, match="raised RuntimeError"):
+        checks.check_attention(lambda q, k, v: q @ k @ v)
+
+
+def test_mask_checkers():
+    assert checks.check_causal_mask(causal_mask)
+    with pytest.raises(checks.ExerciseError, match="PyTorch's convention"):
+        checks.check_causal_mask(lambda n: ~causal_mask(n))
+    with pytest.raises(checks.ExerciseError, match="dtype"):
+        checks.check_causal_mask(lambda n: causal_mask(n).float())
+    assert checks.check_padding_mask(lambda t: (t != 0).unsqueeze(1))
+    with pytest.raises(checks.ExerciseError, match=r"expected shape \(2, 1, 5\)"):
+        checks.check_padding_mask(lambda t: t != 0)
+
+
+def test_value_and_tensor_checkers():
+    assert checks.check_value("count", 10, 10, hint="h")
+    with pytest.raises(checks.ExerciseError, match="expected a number"):
+        checks.check_value("count", "ten", 10, hint="h")
+    with pytest.raises(checks.ExerciseError, match="differ by up to 1"):
+        checks.check_tensor("t", torch.zeros(2), torch.ones(2), hint="h")

@@ -1,0 +1,137 @@
+"""Every bad input raises a clear ValueError / TypeError naming the argument and the shapes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from torch import nn
+
+from helpers.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention
+from helpers.layers import EncoderLayer, PositionalEncoding
+from helpers.plotting import heatmap
+from helpers.seq2seq import Seq2SeqTransformer
+from helpers.tasks import make_batch
+from helpers.transformer import Transformer
+
+q, k, v = torch.randn(2, 5, 8), torch.randn(2, 7, 8), torch.randn(2, 7, 4)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: scaled_dot_product_attention(q.long(), k, v), TypeError, "query must be a floating-point tensor"),
+        (lambda: scaled_dot_product_attention(q.numpy(), k, v), TypeError, "query must be a torch.Tensor"),
+        (lambda: scaled_dot_product_attention(q, k[..., :6], v), ValueError,
+         "key must have last dimension d_k of query = 8; got shape (2, 7, 6)"),
+        (lambda: scaled_dot_product_attention(q, k, v[:, :6]), ValueError,
+         "value must have as many rows as key, L_k = 7; got value shape (2, 6, 4)"),
+        (lambda: scaled_dot_product_attention(q[0, 0], k, v), ValueError, "query must have at least 2 dimensions"),
+        (lambda: scaled_dot_product_attention(q, k.double(), v), TypeError, "must share one dtype"),
+        (lambda: scaled_dot_product_attention(q, k, v, torch.ones(2, 5, 7)), TypeError,
+         "mask must be a torch.bool tensor"),
+        (lambda: scaled_dot_product_attention(q, k, v, torch.ones(2, 7, 5, dtype=torch.bool)), ValueError,
+         "mask must broadcast to (..., L_q, L_k) = (2, 5, 7); got (2, 7, 5)"),
+        (lambda: scaled_dot_product_attention(q, torch.randn(3, 7, 8), torch.randn(3, 7, 4)), ValueError,
+         "leading (batch) dimensions"),
+        (lambda: causal_mask(0), ValueError, "length must be at least 1; got 0"),
+        (lambda: causal_mask(2.5), TypeError, "length must be an int"),
+        (lambda: padding_mask(torch.ones(2, 3), 0), TypeError, "tokens must hold integer token ids"),
+        (lambda: padding_mask(torch.ones(3, dtype=torch.long), 0), ValueError,
+         "tokens must be 2-D (batch, L); got shape (3,)"),
+        (lambda: padding_mask(torch.ones(2, 3, dtype=torch.long), None), TypeError, "pad_id must be an int"),
+    ],
+)
+def test_functions_reject_bad_input(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+mha = MultiHeadAttention(8, 2)
+x = torch.randn(2, 5, 8)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: MultiHeadAttention(10, 3), ValueError,
+         "d_model must be divisible by num_heads; got d_model = 10, num_heads = 3"),
+        (lambda: MultiHeadAttention(8, 0), ValueError, "num_heads must be positive"),
+        (lambda: MultiHeadAttention(8.0, 2), TypeError, "d_model must be an int"),
+        (lambda: MultiHeadAttention(8, 2, dropout=1.5), ValueError, "dropout must be in [0, 1)"),
+        (lambda: mha(torch.randn(2, 5, 6), x, x), ValueError,
+         "query must have last dimension d_model = 8; got shape (2, 5, 6)"),
+        (lambda: mha(x[0], x, x), ValueError, "query must be 3-D (batch, L, d_model); got shape (5, 8)"),
+        (lambda: mha(x, x[:1], x[:1]), ValueError, "must share the batch size"),
+        (lambda: mha(x, x, x[:, :4]), ValueError, "value must have the same length as key, L_k = 5"),
+        (lambda: mha(x, x, x, torch.ones(2, 2, 5, 5, dtype=torch.bool)), ValueError,
+         "mask must broadcast to (batch, L_q, L_k) = (2, 5, 5) (no head axis); got (2, 2, 5, 5)"),
+        (lambda: mha(x, x, x, torch.ones(2, 5, 4, dtype=torch.bool)), ValueError, "got (2, 5, 4)"),
+        (lambda: mha(x, x, x, torch.ones(5, 5)), TypeError, "mask must be a torch.bool tensor"),
+        (lambda: mha(x.int(), x, x), TypeError, "query must be a floating-point tensor"),
+    ],
+)
+def test_multi_head_attention_rejects_bad_input(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+model = Transformer(8, 2, 1, 1, 16)
+seq2seq = Seq2SeqTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+tokens = torch.tensor([[3, 4, 5], [6, 7, 0]])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: model(torch.randn(2, 5, 6), torch.randn(2, 4, 8)), ValueError,
+         "src must have last dimension d_model = 8; got shape (2, 5, 6)"),
+        (lambda: model(torch.randn(2, 5, 8), torch.randn(3, 4, 8)), ValueError,
+         "src and tgt must share the batch size; got (2, 5, 8) and (3, 4, 8)"),
+        (lambda: model(torch.randn(5, 8), torch.randn(4, 8)), ValueError, "src must be 3-D"),
+        (lambda: model(torch.randn(2, 5, 8), torch.randn(2, 4, 8), tgt_mask=torch.ones(4, 5, dtype=torch.bool)),
+         ValueError, "mask must broadcast to (batch, L_q, L_k) = (2, 4, 4)"),
+        (lambda: seq2seq(tokens.float(), tokens), TypeError, "src must hold integer token ids"),
+        (lambda: seq2seq(tokens + 5, tokens), ValueError,
+         "src must hold token ids in [0, 10); got values from 5 to 12"),
+        (lambda: seq2seq(tokens, tokens - 1), ValueError, "tgt must hold token ids in [0, 10); got values from -1"),
+        (lambda: seq2seq(tokens, tokens[:1]), ValueError, "src and tgt must share the batch size"),
+        (lambda: seq2seq.greedy_decode(tokens[0], 3), ValueError, "src must be 2-D (batch, L)"),
+        (lambda: PositionalEncoding(8, max_len=4)(torch.randn(1, 5, 8)), ValueError,
+         "x must have length L <= max_len = 4; got shape (1, 5, 8)"),
+        (lambda: PositionalEncoding(8)(torch.randn(1, 5, 6)), ValueError, "x must have last dimension d_model = 8"),
+        (lambda: make_batch("sort", 2, min_length=2, max_length=4, vocab_size=10, generator=torch.Generator()),
+         ValueError, "task must be 'copy' or 'reverse'; got 'sort'"),
+        (lambda: make_batch("copy", 2, min_length=5, max_length=4, vocab_size=10, generator=torch.Generator()),
+         ValueError, "min_length <= max_length"),
+        (lambda: heatmap(torch.rand(3, 4), ["a", "b"], ["w", "x", "y", "z"]), ValueError,
+         "row_tokens must have 3 labels for a 3 x 4 matrix; got 2"),
+        (lambda: heatmap(torch.rand(3, 4, 2)), ValueError, "matrix must be 2-D (queries, keys)"),
+    ],
+)
+def test_models_reject_bad_input(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: MultiHeadAttention.from_torch(nn.Linear(4, 4)), TypeError, "module must be an nn.MultiheadAttention"),
+        (lambda: MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2)), ValueError, "batch_first=True"),
+        (lambda: MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, batch_first=True, kdim=4)), ValueError,
+         "kdim = vdim = embed_dim"),
+        (lambda: EncoderLayer.from_torch(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, activation="gelu")),
+         ValueError, "ReLU"),
+        (lambda: EncoderLayer.from_torch(nn.TransformerEncoderLayer(8, 2, 16)), ValueError, "batch_first=True"),
+        (lambda: EncoderLayer.from_torch(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True)), TypeError,
+         "layer must be an nn.TransformerEncoderLayer"),
+        (lambda: Transformer.from_torch(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1,
+                                                              enable_nested_tensor=False)),
+         TypeError, "module must be an nn.Transformer"),
+    ],
+)
+def test_from_torch_rejects_what_it_cannot_copy(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
