@@ -87,9 +87,10 @@ def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str, atol
 def check_scale(answer: object, d_k: int) -> bool:
     """The factor that multiplies Q Kᵀ for keys of size ``d_k``."""
     hint = "the paper divides the scores by the square root of d_k, so the factor is 1 / sqrt(d_k)"
-    if not _not_done("scale", answer, hint) and isinstance(answer, (int, float)):
-        if math.isclose(float(answer), 1 / d_k):
-            _fail("scale", f"1/d_k = {1 / d_k:.4g} is the article's slip, not the paper's factor", hint)
+    if _not_done("scale", answer, hint):
+        return False
+    if isinstance(answer, (int, float)) and math.isclose(float(answer), 1 / d_k):
+        _fail("scale", f"1/d_k = {1 / d_k:.4g} is the article's slip, not the paper's factor", hint)
     return check_value("scale", answer, 1 / math.sqrt(d_k), hint=hint)
 
 
