@@ -25,7 +25,7 @@ chromium:
 	@$(CHROMIUM) --version
 
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests benchmarks
+	$(BIN)/ruff check helpers tests tools notebooks
 
 ## test: create .venv, install (Chromium too), lint, unit + parity + notebook (nbval) + browser tests
 test: $(STAMP) chromium lint
