@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from helpers.tasks import PAD, Seq2SeqBatch
 from helpers.validation import require_tokens, shape_str
 
-__all__ = ["TrainResult", "sequence_loss", "exact_match", "evaluate", "train"]
+__all__ = ["TrainResult", "sequence_loss", "exact_match", "token_accuracy", "evaluate", "train"]
 
 
 @dataclass
@@ -63,6 +63,19 @@ def exact_match(predicted: Tensor, target: Tensor, pad_id: int = PAD) -> Tensor:
     predicted = F.pad(predicted, (0, length - predicted.shape[1]), value=pad_id)
     target = F.pad(target, (0, length - target.shape[1]), value=pad_id)
     return (predicted == target).all(dim=1)
+
+
+def token_accuracy(predicted: Tensor, target: Tensor, pad_id: int = PAD) -> float:
+    """Fraction of the target's non-PAD positions that the prediction gets right (a missing token is wrong).
+
+    predicted (batch, L_p), target (batch, L_t) -> a number in [0, 1].
+    """
+    require_tokens("predicted", predicted)
+    require_tokens("target", target)
+    length = target.shape[1]
+    predicted = F.pad(predicted, (0, max(0, length - predicted.shape[1])), value=pad_id)[:, :length]
+    real = target != pad_id
+    return float((predicted == target)[real].float().mean())
 
 
 @torch.no_grad()

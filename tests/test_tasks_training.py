@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from helpers.reproducibility import seed_everything
 from helpers.seq2seq import Seq2SeqTransformer
 from helpers.tasks import BOS, EOS, FIRST_SYMBOL, PAD, make_batch, toy_matrix, toy_projections
-from helpers.training import evaluate, exact_match, sequence_loss, train
+from helpers.training import evaluate, exact_match, sequence_loss, token_accuracy, train
 
 
 def test_toy_matrix_is_four_words_by_six_columns():
@@ -44,6 +45,11 @@ def test_exact_match_pads_and_compares_whole_rows():
     assert exact_match(predicted, target).tolist() == [True, False]
 
 
+def test_token_accuracy_counts_missing_tokens_as_wrong():
+    target = torch.tensor([[5, 4, EOS, PAD], [6, 7, 8, EOS]])
+    assert token_accuracy(torch.tensor([[5, 4, EOS], [6, 7, PAD]]), target) == pytest.approx(5 / 7)
+
+
 def test_greedy_decode_stops_at_eos_and_pads_after():
     seed_everything(0)
     model = Seq2SeqTransformer(vocab_size=8, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
@@ -78,3 +84,21 @@ def test_training_learns_the_copy_task():
     assert result.final_accuracy >= 0.98 > before
     assert result.losses[-1] < result.losses[0] / 5
     assert sequence_loss(model(held_out.src, held_out.tgt_in), held_out.tgt_out) < 0.2
+
+
+def test_gru_models_decode_like_their_teacher_forced_pass():
+    from helpers.rnn import GRUSeq2Seq
+
+    for attention in (False, True):
+        seed_everything(0)
+        model = GRUSeq2Seq(10, 16, attention=attention).eval()
+        with torch.no_grad():
+            model.out.bias[PAD] = model.out.bias[EOS] = -100.0
+        src = torch.tensor([[3, 4, 5, 6], [7, 8, 0, 0]])  # padding in row 1: packed, so it changes nothing
+        out = model.greedy_decode(src, 5)
+        tgt_in = torch.cat([torch.full((2, 1), BOS), out[:, :-1]], dim=1)
+        assert torch.equal(model(src, tgt_in).argmax(-1), out)
+        if attention:
+            assert torch.all(model.last_weights[1, :, 2:] == 0)  # no weight on the source padding
+        padded_more = torch.tensor([[7, 8, 0, 0, 0, 0]])
+        assert torch.equal(model.greedy_decode(padded_more, 5), out[1:])
