@@ -1,8 +1,8 @@
 """Exercise checkers: each compares a learner's answer to a reference and explains a failure.
 
-An exercise cell starts as ``answer = ...``. A checker given ``...`` (Ellipsis) says the exercise is
-not done yet and returns ``False``; a wrong answer raises :class:`ExerciseError` with a hint; a right
-one prints a confirmation and returns ``True``.
+An exercise cell starts as ``answer = ...``. A checker given ``...`` (Ellipsis) prints that the exercise
+is not done yet; a wrong answer raises :class:`ExerciseError` with a hint; a right one prints
+``[x] name: correct``. Checkers return nothing, so a notebook cell shows only their message.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = [
     "check_attention",
     "check_causal_mask",
     "check_padding_mask",
+    "check_first_at_least",
 ]
 
 
@@ -31,7 +32,7 @@ class ExerciseError(AssertionError):
     """A wrong answer; the message says what differs and gives a hint."""
 
 
-def _not_done(name: str, answer: object, hint: str) -> bool:
+def _not_done(name: str, answer: object, hint: str) -> None:
     if answer is Ellipsis:
         print(f"[ ] {name}: not answered yet. Replace the ... and run the cell again. Hint: {hint}")
         return True
@@ -42,22 +43,21 @@ def _fail(name: str, problem: str, hint: str) -> None:
     raise ExerciseError(f"{name}: {problem}\nHint: {hint}")
 
 
-def _passed(name: str) -> bool:
+def _passed(name: str) -> None:
     print(f"[x] {name}: correct")
-    return True
 
 
-def check_value(name: str, answer: object, expected: float, *, hint: str, rel: float = 1e-6) -> bool:
+def check_value(name: str, answer: object, expected: float, *, hint: str, rel: float = 1e-6) -> None:
     """A number: right when within ``rel`` relative tolerance of ``expected``."""
     if _not_done(name, answer, hint):
-        return False
+        return
     try:
         value = float(answer)
     except (TypeError, ValueError):
         _fail(name, f"expected a number; got {type(answer).__name__}", hint)
     if not math.isclose(value, expected, rel_tol=rel, abs_tol=rel):
         _fail(name, f"got {value:.6g}, which is not the expected value", hint)
-    return _passed(name)
+    _passed(name)
 
 
 def _compare(name: str, answer: object, expected: Tensor, hint: str, atol: float) -> None:
@@ -76,22 +76,22 @@ def _compare(name: str, answer: object, expected: Tensor, hint: str, atol: float
         _fail(name, f"values differ by up to {worst:.3g}", hint)
 
 
-def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str, atol: float = 1e-6) -> bool:
+def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str, atol: float = 1e-6) -> None:
     """A tensor: right when it has the expected shape, dtype kind and values (to ``atol``)."""
     if _not_done(name, answer, hint):
-        return False
+        return
     _compare(name, answer, expected, hint, atol)
-    return _passed(name)
+    _passed(name)
 
 
-def check_scale(answer: object, d_k: int) -> bool:
+def check_scale(answer: object, d_k: int) -> None:
     """The factor that multiplies Q Kᵀ for keys of size ``d_k``."""
     hint = "the paper divides the scores by the square root of d_k, so the factor is 1 / sqrt(d_k)"
     if _not_done("scale", answer, hint):
-        return False
+        return
     if isinstance(answer, (int, float)) and math.isclose(float(answer), 1 / d_k):
         _fail("scale", f"1/d_k = {1 / d_k:.4g} is the article's slip, not the paper's factor", hint)
-    return check_value("scale", answer, 1 / math.sqrt(d_k), hint=hint)
+    check_value("scale", answer, 1 / math.sqrt(d_k), hint=hint)
 
 
 def _call(name: str, fn: Callable, hint: str, *args):
@@ -101,11 +101,11 @@ def _call(name: str, fn: Callable, hint: str, *args):
         _fail(name, f"calling it raised {type(error).__name__}: {error}", hint)
 
 
-def check_softmax(fn: object) -> bool:
+def check_softmax(fn: object) -> None:
     """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
     name, hint = "softmax", "exp(x - max) / sum(exp(x - max)) along the last axis (dim=-1)"
     if _not_done(name, fn, hint):
-        return False
+        return
     generator = torch.Generator().manual_seed(1)
     scores = torch.randn(3, 4, 5, generator=generator, dtype=torch.float64)
     _compare(name, _call(name, fn, hint, scores), torch.softmax(scores, -1), hint, 1e-9)
@@ -113,14 +113,14 @@ def check_softmax(fn: object) -> bool:
     result = _call(name, fn, hint, big)
     if not isinstance(result, Tensor) or not torch.isfinite(result).all():
         _fail(name, "it gives inf or NaN for scores near 1000", "subtract the row maximum before exp")
-    return _passed(name)
+    _passed(name)
 
 
-def check_attention(fn: object) -> bool:
+def check_attention(fn: object) -> None:
     """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
     name, hint = "attention", "softmax((Q @ K.transpose(-2, -1)) / sqrt(d_k), dim=-1) @ V"
     if _not_done(name, fn, hint):
-        return False
+        return
     generator = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(2, n, 8, generator=generator, dtype=torch.float64) for n in (3, 5, 5))
     result = _call(name, fn, hint, q, k, v)
@@ -129,27 +129,43 @@ def check_attention(fn: object) -> bool:
     unscaled = torch.softmax(q @ k.transpose(-2, -1), -1) @ v
     if isinstance(result, Tensor) and result.shape == unscaled.shape and torch.allclose(result, unscaled):
         _fail(name, "the output matches attention without scaling", "divide the scores by sqrt(d_k)")
-    return check_tensor(name, result, scaled_dot_product_attention(q, k, v)[0], hint=hint, atol=1e-9)
+    check_tensor(name, result, scaled_dot_product_attention(q, k, v)[0], hint=hint, atol=1e-9)
 
 
-def check_causal_mask(fn: object) -> bool:
+def check_causal_mask(fn: object) -> None:
     """``fn(length) -> (length, length)`` bool mask, True where query i may see key j (j <= i)."""
     name, hint = "causal mask", "True on and below the diagonal: torch.ones(L, L, dtype=torch.bool).tril()"
     if _not_done(name, fn, hint):
-        return False
+        return
     for length in (4, 7, 1):
         result = _call(name, fn, hint, length)
         if isinstance(result, Tensor) and result.shape == (length, length) and length > 1:
             if result.dtype == torch.bool and torch.equal(result, ~causal_mask(length)):
                 _fail(name, "this is PyTorch's convention (True = blocked)", "the course's True means may attend")
         _compare(name, result, causal_mask(length), hint, 0.0)
-    return _passed(name)
+    _passed(name)
 
 
-def check_padding_mask(fn: object, pad_id: int = 0) -> bool:
+def check_padding_mask(fn: object, pad_id: int = 0) -> None:
     """``fn(tokens) -> (batch, 1, L)`` bool mask, True on real tokens."""
     name, hint = "padding mask", "(tokens != pad_id) with a query axis of size 1 inserted: .unsqueeze(1)"
     if _not_done(name, fn, hint):
-        return False
+        return
     tokens = torch.tensor([[5, 6, 7, 0, 0], [3, 4, 0, 0, 0]])
-    return check_tensor(name, _call(name, fn, hint, tokens), padding_mask(tokens, pad_id), hint=hint)
+    check_tensor(name, _call(name, fn, hint, tokens), padding_mask(tokens, pad_id), hint=hint)
+
+
+def check_first_at_least(name: str, answer: object, values: Tensor, threshold: float, *, hint: str) -> None:
+    """An index: the first position of the 1-D ``values`` that is >= ``threshold``."""
+    if _not_done(name, answer, hint):
+        return
+    positions = torch.nonzero(torch.as_tensor(values) >= threshold)
+    if len(positions) == 0:
+        raise ValueError(f"values must reach the threshold {threshold} somewhere; none does")
+    if isinstance(answer, bool) or not isinstance(answer, int):
+        _fail(name, f"expected an int position; got {type(answer).__name__}", hint)
+    expected = int(positions[0])
+    if answer != expected:
+        side = "reaches the threshold earlier" if answer > expected else "is still below the threshold"
+        _fail(name, f"position {answer} is not it: the answer {side}", hint)
+    _passed(name)

@@ -12,12 +12,12 @@ from helpers.attention import causal_mask
 
 
 def test_unanswered_exercise_reports_and_returns_false(capsys):
-    assert checks.check_scale(..., d_k=64) is False
+    checks.check_scale(..., d_k=64)
     assert capsys.readouterr().out.count("not answered yet") == 1
 
 
 def test_scale_accepts_the_paper_and_names_the_articles_slip():
-    assert checks.check_scale(1 / math.sqrt(64), d_k=64)
+    checks.check_scale(1 / math.sqrt(64), d_k=64)
     with pytest.raises(checks.ExerciseError, match="article's slip"):
         checks.check_scale(1 / 64, d_k=64)
     with pytest.raises(checks.ExerciseError, match="Hint: "):
@@ -32,7 +32,7 @@ def test_softmax_checker():
         e = (x - x.amax(-1, keepdim=True)).exp()
         return e / e.sum(-1, keepdim=True)
 
-    assert checks.check_softmax(stable)
+    checks.check_softmax(stable)
     with pytest.raises(checks.ExerciseError, match="near 1000"):
         checks.check_softmax(naive)
     with pytest.raises(checks.ExerciseError, match="values differ"):
@@ -41,7 +41,7 @@ def test_softmax_checker():
 
 def test_attention_checker_catches_missing_scale_and_errors():
     good = lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v
-    assert checks.check_attention(good)
+    checks.check_attention(good)
     with pytest.raises(checks.ExerciseError, match="without scaling"):
         checks.check_attention(lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1), -1) @ v)
     with pytest.raises(checks.ExerciseError, match="raised RuntimeError"):
@@ -49,19 +49,29 @@ def test_attention_checker_catches_missing_scale_and_errors():
 
 
 def test_mask_checkers():
-    assert checks.check_causal_mask(causal_mask)
+    checks.check_causal_mask(causal_mask)
     with pytest.raises(checks.ExerciseError, match="PyTorch's convention"):
         checks.check_causal_mask(lambda n: ~causal_mask(n))
     with pytest.raises(checks.ExerciseError, match="dtype"):
         checks.check_causal_mask(lambda n: causal_mask(n).float())
-    assert checks.check_padding_mask(lambda t: (t != 0).unsqueeze(1))
+    checks.check_padding_mask(lambda t: (t != 0).unsqueeze(1))
     with pytest.raises(checks.ExerciseError, match=r"expected shape \(2, 1, 5\)"):
         checks.check_padding_mask(lambda t: t != 0)
 
 
 def test_value_and_tensor_checkers():
-    assert checks.check_value("count", 10, 10, hint="h")
+    checks.check_value("count", 10, 10, hint="h")
     with pytest.raises(checks.ExerciseError, match="expected a number"):
         checks.check_value("count", "ten", 10, hint="h")
     with pytest.raises(checks.ExerciseError, match="differ by up to 1"):
         checks.check_tensor("t", torch.zeros(2), torch.ones(2), hint="h")
+
+
+def test_first_at_least_checker(capsys):
+    values = torch.tensor([0.001, 0.02, 0.5, 1.0])
+    checks.check_first_at_least("reach", 1, values, 0.01, hint="h")
+    assert "[x] reach: correct" in capsys.readouterr().out
+    with pytest.raises(checks.ExerciseError, match="still below"):
+        checks.check_first_at_least("reach", 0, values, 0.01, hint="h")
+    with pytest.raises(checks.ExerciseError, match="earlier"):
+        checks.check_first_at_least("reach", 2, values, 0.01, hint="h")
