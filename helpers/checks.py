@@ -25,6 +25,7 @@ __all__ = [
     "check_causal_mask",
     "check_padding_mask",
     "check_first_at_least",
+    "check_toy_output",
 ]
 
 
@@ -169,3 +170,25 @@ def check_first_at_least(name: str, answer: object, values: Tensor, threshold: f
         side = "reaches the threshold earlier" if answer > expected else "is still below the threshold"
         _fail(name, f"position {answer} is not it: the answer {side}", hint)
     _passed(name)
+
+
+def check_toy_output(word: str, answer: object) -> None:
+    """The attention output row of ``word`` in the toy sentence: softmax(q_word Kᵀ / √3) V, shape (3,)."""
+    import numpy as np
+
+    from helpers.tasks import TOY_WORDS, toy_matrix, toy_projections
+
+    name = f"output of {word!r}"
+    hint = "take row i of r (the weights of that query) and compute r[i] @ V: a weighted sum of the rows of V"
+    if _not_done(name, answer, hint):
+        return
+    if word not in TOY_WORDS:
+        raise ValueError(f"word must be one of {TOY_WORDS}; got {word!r}")
+    x = torch.as_tensor(toy_matrix())
+    w_q, w_k, w_v = (torch.as_tensor(w) for w in toy_projections())
+    output, weights = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
+    row = TOY_WORDS.index(word)
+    answer = torch.as_tensor(np.asarray(answer, dtype=float))
+    if answer.shape == (3,) and torch.allclose(answer, (x @ w_v)[row], atol=1e-6):
+        _fail(name, "this is the word's own value vector V[i], not the weighted sum", hint)
+    check_tensor(name, answer, output[row], hint=hint, atol=1e-3)

@@ -40,9 +40,12 @@ def toy_matrix() -> np.ndarray:
 
 
 def toy_projections() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """W_Q, W_K, W_V for the toy matrix, each (6, 3): small numbers, so the arithmetic can be followed."""
-    w_q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
-    w_k = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
+    """W_Q, W_K, W_V for the toy matrix, each (6, 3): small integers, so the arithmetic can be followed by hand.
+
+    Chosen so that each word attends most to a different word: the -> down, cat -> sat, sat -> the, down -> cat.
+    """
+    w_q = np.array([[0, 0, -1], [0, 1, -1], [1, -1, 0], [-1, -1, -1], [-1, 0, 0], [0, -1, 0]], dtype=float)
+    w_k = np.array([[0, 1, 0], [-1, 0, 0], [0, 1, -1], [1, -1, 1], [1, 0, 0], [-1, -1, 0]], dtype=float)
     w_v = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0], [0, 0, 1], [2, 0, 1]], dtype=float)
     return w_q, w_k, w_v
 

@@ -75,3 +75,19 @@ def test_first_at_least_checker(capsys):
         checks.check_first_at_least("reach", 0, values, 0.01, hint="h")
     with pytest.raises(checks.ExerciseError, match="earlier"):
         checks.check_first_at_least("reach", 2, values, 0.01, hint="h")
+
+
+def test_toy_output_checker():
+    import numpy as np
+
+    from helpers.tasks import toy_matrix, toy_projections
+
+    x = toy_matrix()
+    w_q, w_k, w_v = toy_projections()
+    scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(3)
+    r = np.exp(scores) / np.exp(scores).sum(1, keepdims=True)
+    checks.check_toy_output("sat", r[2] @ (x @ w_v))
+    with pytest.raises(checks.ExerciseError, match="own value vector"):
+        checks.check_toy_output("sat", (x @ w_v)[2])
+    with pytest.raises(checks.ExerciseError, match="values differ"):
+        checks.check_toy_output("sat", r[1] @ (x @ w_v))
