@@ -26,6 +26,9 @@ __all__ = [
     "check_padding_mask",
     "check_first_at_least",
     "check_toy_output",
+    "check_combined_mask",
+    "check_no_future_leak",
+    "check_ignores_padding",
 ]
 
 
@@ -192,3 +195,54 @@ def check_toy_output(word: str, answer: object) -> None:
     if answer.shape == (3,) and torch.allclose(answer, (x @ w_v)[row], atol=1e-6):
         _fail(name, "this is the word's own value vector V[i], not the weighted sum", hint)
     check_tensor(name, answer, output[row], hint=hint, atol=1e-3)
+
+
+def check_combined_mask(fn: object, pad_id: int = 0) -> None:
+    """``fn(tokens) -> (batch, L, L)`` bool mask: causal AND the key is a real token."""
+    name = "combined mask"
+    hint = "causal_mask(L) is (L, L), padding_mask(tokens, pad_id) is (batch, 1, L): combine them with &"
+    if _not_done(name, fn, hint):
+        return
+    tokens = torch.tensor([[5, 6, 7, 8, 0], [3, 4, 0, 0, 0]])
+    expected = causal_mask(5) & padding_mask(tokens, pad_id)
+    result = _call(name, fn, hint, tokens)
+    if isinstance(result, Tensor) and result.shape == expected.shape and result.dtype == torch.bool:
+        if torch.equal(result, causal_mask(5) | padding_mask(tokens, pad_id)):
+            _fail(name, "with | a query may attend wherever either mask allows", "both must allow: use &")
+    check_tensor(name, result, expected, hint=hint)
+
+
+def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_model: int = 8) -> None:
+    """``fn(x (1, L, d_model)) -> (1, L, d_model)``: changing tokens after position t leaves outputs 0..t unchanged."""
+    name, hint = "no future leak", "use a causal mask, True on and below the diagonal (the course's convention)"
+    generator = torch.Generator().manual_seed(4)
+    x = torch.randn(1, length, d_model, generator=generator, dtype=torch.float64)
+    base = _call(name, fn, hint, x)
+    for t in range(length - 1):
+        changed = x.clone()
+        changed[:, t + 1 :] = torch.randn(1, length - t - 1, d_model, generator=generator, dtype=torch.float64)
+        moved = (_call(name, fn, hint, changed)[:, : t + 1] - base[:, : t + 1]).abs().max().item()
+        if moved > 1e-9:
+            problem = f"changing the tokens after position {t} moved the outputs at positions <= {t} by {moved:.3g}"
+            _fail(name, problem, hint)
+    _passed(name)
+
+
+def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int = 0, d_model: int = 8) -> None:
+    """``fn(x (batch, L, d_model), tokens (batch, L)) -> (batch, L, d_model)``: the padding's content is ignored.
+
+    Whatever vectors stand at the PAD positions, the outputs at the real positions do not change.
+    """
+    name = "ignores padding"
+    hint = "mask the keys with padding_mask(tokens, pad_id), shape (batch, 1, L), so no query attends to PAD"
+    generator = torch.Generator().manual_seed(6)
+    tokens = torch.tensor([[5, 6, 7, 8, 9], [3, 4, 5, pad_id, pad_id]])
+    x = torch.randn(2, 5, d_model, generator=generator, dtype=torch.float64)
+    real = tokens != pad_id
+    base = _call(name, fn, hint, x, tokens)
+    other = x.clone()
+    other[~real] = 10 * torch.randn(int((~real).sum()), d_model, generator=generator, dtype=torch.float64)
+    moved = (_call(name, fn, hint, other, tokens) - base)[real].abs().max().item()
+    if moved > 1e-9:
+        _fail(name, f"changing only the padding moved the real tokens' outputs by up to {moved:.3g}", hint)
+    _passed(name)

@@ -91,3 +91,26 @@ def test_toy_output_checker():
         checks.check_toy_output("sat", (x @ w_v)[2])
     with pytest.raises(checks.ExerciseError, match="values differ"):
         checks.check_toy_output("sat", r[1] @ (x @ w_v))
+
+
+def test_leak_checkers_tell_a_masked_layer_from_a_leaking_one():
+    from helpers.attention import padding_mask, scaled_dot_product_attention
+
+    causal = lambda x: scaled_dot_product_attention(x, x, x, causal_mask(x.shape[1]))[0]
+    inverted = lambda x: scaled_dot_product_attention(x, x, x, ~causal_mask(x.shape[1]))[0]
+    checks.check_no_future_leak(causal)
+    with pytest.raises(checks.ExerciseError, match="moved the outputs"):
+        checks.check_no_future_leak(inverted)
+    padded = lambda x, t: scaled_dot_product_attention(x, x, x, padding_mask(t, 0))[0]
+    unmasked = lambda x, t: scaled_dot_product_attention(x, x, x)[0]
+    checks.check_ignores_padding(padded)
+    with pytest.raises(checks.ExerciseError, match="changing only the padding"):
+        checks.check_ignores_padding(unmasked)
+
+
+def test_combined_mask_checker():
+    from helpers.attention import padding_mask
+
+    checks.check_combined_mask(lambda t: causal_mask(t.shape[1]) & padding_mask(t, 0))
+    with pytest.raises(checks.ExerciseError, match="use &"):
+        checks.check_combined_mask(lambda t: causal_mask(t.shape[1]) | padding_mask(t, 0))
