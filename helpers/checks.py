@@ -29,6 +29,7 @@ __all__ = [
     "check_combined_mask",
     "check_no_future_leak",
     "check_ignores_padding",
+    "check_split_heads",
 ]
 
 
@@ -246,3 +247,17 @@ def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int
     if moved > 1e-9:
         _fail(name, f"changing only the padding moved the real tokens' outputs by up to {moved:.3g}", hint)
     _passed(name)
+
+
+def check_split_heads(fn: object) -> None:
+    """``fn(x, num_heads)``: (batch, L, d_model) -> (batch, heads, L, d_head), head h = features h·d_head ... ."""
+    name = "split heads"
+    hint = "x.view(batch, L, heads, d_head) then .transpose(1, 2); a plain .view(batch, heads, L, d_head) mixes tokens"
+    if _not_done(name, fn, hint):
+        return
+    x = torch.arange(2 * 3 * 8, dtype=torch.float64).reshape(2, 3, 8)  # (batch 2, L 3, d_model 8)
+    expected = x.view(2, 3, 4, 2).transpose(1, 2)  # 4 heads of size 2
+    result = _call(name, fn, hint, x, 4)
+    if isinstance(result, Tensor) and result.shape == expected.shape and torch.equal(result, x.view(2, 4, 3, 2)):
+        _fail(name, "a plain view to (batch, heads, L, d_head) gives each head pieces of different tokens", hint)
+    check_tensor(name, result, expected, hint=hint)

@@ -114,3 +114,9 @@ def test_combined_mask_checker():
     checks.check_combined_mask(lambda t: causal_mask(t.shape[1]) & padding_mask(t, 0))
     with pytest.raises(checks.ExerciseError, match="use &"):
         checks.check_combined_mask(lambda t: causal_mask(t.shape[1]) | padding_mask(t, 0))
+
+
+def test_split_heads_checker():
+    checks.check_split_heads(lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2))
+    with pytest.raises(checks.ExerciseError, match="plain view"):
+        checks.check_split_heads(lambda x, h: x.view(x.shape[0], h, x.shape[1], -1))
