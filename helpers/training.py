@@ -95,6 +95,7 @@ def train(
     steps: int,
     lr: float = 1e-3,
     warmup: int = 50,
+    final_lr: float = 1.0,
     eval_batch: Seq2SeqBatch | None = None,
     eval_every: int = 50,
     target_accuracy: float | None = None,
@@ -103,11 +104,20 @@ def train(
 ) -> TrainResult:
     """Adam with a linear warm-up, teacher forcing, gradient clipping at 1.
 
+    After the warm-up the learning rate stays at ``lr`` or, with ``final_lr < 1``, falls linearly to
+    ``final_lr * lr`` at the last step.
+
     Evaluates exact-match accuracy on ``eval_batch`` every ``eval_every`` steps and at the end; stops
     early once it reaches ``target_accuracy``. Shows a tqdm progress bar with loss and accuracy.
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / max(1, warmup)))
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 1.0 - (1.0 - final_lr) * (step - warmup) / max(1, steps - warmup)
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     result = TrainResult()
     start = time.perf_counter()
     model.train()
