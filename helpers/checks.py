@@ -30,6 +30,7 @@ __all__ = [
     "check_no_future_leak",
     "check_ignores_padding",
     "check_split_heads",
+    "check_layer_norm",
 ]
 
 
@@ -261,3 +262,22 @@ def check_split_heads(fn: object) -> None:
     if isinstance(result, Tensor) and result.shape == expected.shape and torch.equal(result, x.view(2, 4, 3, 2)):
         _fail(name, "a plain view to (batch, heads, L, d_head) gives each head pieces of different tokens", hint)
     check_tensor(name, result, expected, hint=hint)
+
+
+def check_layer_norm(fn: object) -> None:
+    """``fn(x, eps) -> (x - mean) / sqrt(var + eps)`` over the last axis (biased variance, no affine part)."""
+    name = "layer norm"
+    hint = "mean and variance over dim=-1 with keepdim=True; the variance is the biased one (unbiased=False)"
+    if _not_done(name, fn, hint):
+        return
+    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(8), dtype=torch.float64) * 3 + 1
+    expected = torch.nn.functional.layer_norm(x, (8,), eps=1e-5)
+    result = _call(name, fn, hint, x, 1e-5)
+    if isinstance(result, Tensor) and result.shape == x.shape:
+        unbiased = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
+        if torch.allclose(result, unbiased, atol=1e-9):
+            _fail(name, "this uses the unbiased variance (divides by n - 1)", hint)
+        over_batch = (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, unbiased=False, keepdim=True) + 1e-5)
+        if torch.allclose(result, over_batch, atol=1e-9):
+            _fail(name, "this normalises over the batch (that is BatchNorm), not over the features", hint)
+    check_tensor(name, result, expected, hint=hint, atol=1e-9)

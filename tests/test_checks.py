@@ -120,3 +120,10 @@ def test_split_heads_checker():
     checks.check_split_heads(lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2))
     with pytest.raises(checks.ExerciseError, match="plain view"):
         checks.check_split_heads(lambda x, h: x.view(x.shape[0], h, x.shape[1], -1))
+
+
+def test_layer_norm_checker():
+    good = lambda x, eps: (x - x.mean(-1, keepdim=True)) / (x.var(-1, unbiased=False, keepdim=True) + eps).sqrt()
+    checks.check_layer_norm(good)
+    with pytest.raises(checks.ExerciseError, match="unbiased"):
+        checks.check_layer_norm(lambda x, eps: (x - x.mean(-1, keepdim=True)) / (x.var(-1, keepdim=True) + eps).sqrt())
