@@ -21,6 +21,8 @@ __all__ = [
     "FIRST_SYMBOL",
     "Seq2SeqBatch",
     "make_batch",
+    "IMAGE_CLASSES",
+    "make_images",
 ]
 
 #: the four words of the toy sentence, one row of the toy matrix each
@@ -102,3 +104,28 @@ def make_batch(
     tgt_in = torch.cat([torch.full((batch_size, 1), BOS), tgt_out[:, :-1]], dim=1)
     tgt_in = tgt_in.masked_fill(tgt_in == EOS, PAD)
     return Seq2SeqBatch(src, tgt_in, tgt_out)
+
+
+#: the four shapes of the synthetic image task
+IMAGE_CLASSES: tuple[str, ...] = ("horizontal", "vertical", "diagonal", "anti-diagonal")
+
+
+def make_images(n: int, *, size: int = 16, length: int = 6, noise: float = 0.3,
+                generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """n noisy grey images, each with one stroke of ``length`` pixels at a random place.
+
+    Returns images (n, 1, size, size) and labels (n,) indexing :data:`IMAGE_CLASSES`.
+    """
+    if not 1 <= length <= size:
+        raise ValueError(f"length must be in [1, size = {size}]; got {length}")
+    labels = torch.randint(0, len(IMAGE_CLASSES), (n,), generator=generator)
+    images = noise * torch.randn(n, 1, size, size, generator=generator)
+    starts = torch.randint(0, size - length + 1, (n, 2), generator=generator)
+    steps = torch.arange(length)
+    for i in range(n):
+        r, c = int(starts[i, 0]), int(starts[i, 1])
+        kind = int(labels[i])
+        rows = {0: r + 0 * steps, 1: r + steps, 2: r + steps, 3: r + steps}[kind]
+        cols = {0: c + steps, 1: c + 0 * steps, 2: c + steps, 3: c + length - 1 - steps}[kind]
+        images[i, 0, rows, cols] += 1.0
+    return images, labels

@@ -102,3 +102,20 @@ def test_gru_models_decode_like_their_teacher_forced_pass():
             assert torch.all(model.last_weights[1, :, 2:] == 0)  # no weight on the source padding
         padded_more = torch.tensor([[7, 8, 0, 0, 0, 0]])
         assert torch.equal(model.greedy_decode(padded_more, 5), out[1:])
+
+
+def test_images_have_one_stroke_of_the_labelled_shape():
+    from helpers.tasks import make_images
+
+    images, labels = make_images(40, noise=0.0, generator=torch.Generator().manual_seed(0))
+    assert images.shape == (40, 1, 16, 16) and set(labels.tolist()) == {0, 1, 2, 3}
+    for image, label in zip(images[:, 0], labels):
+        rows, cols = torch.nonzero(image, as_tuple=True)
+        assert len(rows) == 6
+        if label == 0:
+            assert len(set(rows.tolist())) == 1
+        elif label == 1:
+            assert len(set(cols.tolist())) == 1
+        else:
+            sign = 1 if label == 2 else -1
+            assert len(set((cols - sign * rows).tolist())) == 1
