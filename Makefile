@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 
 ## lab: create .venv, install, start JupyterLab on notebooks/ (127.0.0.1, a token in the printed URL)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --no-browser
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --no-browser \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## chromium: Debian's Chromium for the browser tests (never `playwright install`)
 chromium:

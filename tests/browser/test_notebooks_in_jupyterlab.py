@@ -1,0 +1,148 @@
+"""Every notebook in a real JupyterLab in Chromium: Run All, no error, and every widget redraws its figure.
+
+nbval never renders a widget; these tests do what a learner does. Each notebook is opened with `&reset`, run
+with Run > Run All Cells once the kernel is idle, and checked: each code cell got an execution number, no cell
+shows a traceback, the browser console logged no error. Then each live figure's controls are moved one by one
+(sliders by keyboard, dropdowns by selection, toggle buttons by click) and its image must change each time.
+A screenshot of each notebook goes to tests/browser/screenshots/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SCREENSHOTS
+
+NOTEBOOKS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+RUN_TIMEOUT_MS = 240_000
+LATENCIES: list[float] = []  # seconds from a control's move to the new image, over all notebooks
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module", autouse=True)
+def record_latencies():
+    """After the run, the measured move-to-new-image latencies go next to the screenshots (for `make bench`)."""
+    yield
+    if LATENCIES:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        (SCREENSHOTS / "latencies.json").write_text(json.dumps(LATENCIES))
+
+
+def code_cells(name: str, root: Path) -> list[bool]:
+    """One entry per code cell: True where its input is collapsed (a solution), so JupyterLab shows no prompt."""
+    notebook = json.loads((root / f"{name}.ipynb").read_text())
+    return [cell["metadata"].get("jupyter", {}).get("source_hidden", False)
+            for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def wait_idle(page, timeout_ms: int) -> None:
+    page.wait_for_selector('.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=timeout_ms)
+
+
+def prompts(page) -> list[str]:
+    return page.evaluate(
+        "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))"
+        ".map(e => e.textContent.trim())"
+    )
+
+
+def image_of(figure) -> str:
+    return figure.locator("img").first.get_attribute("src") or ""
+
+
+def wait_new_image(figure, before: str, what: str) -> float:
+    start = time.perf_counter()
+    deadline = start + 10
+    while time.perf_counter() < deadline:
+        now = image_of(figure)
+        if now and now != before:
+            return time.perf_counter() - start
+        time.sleep(0.01)
+    raise AssertionError(f"the figure did not change after {what}")
+
+
+def move_controls(figure) -> int:
+    """Move every control of one live figure; return how many moves changed the image."""
+    moves = 0
+    for slider in figure.locator(".widget-slider .noUi-handle").all():
+        at_max = float(slider.get_attribute("aria-valuenow")) >= float(slider.get_attribute("aria-valuemax"))
+        for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):
+            before = image_of(figure)
+            slider.focus()
+            slider.press(key)
+            LATENCIES.append(wait_new_image(figure, before, f"pressing {key} on a slider"))
+            moves += 1
+    for select in figure.locator("select").all():
+        options = select.locator("option").all_inner_texts()
+        current = select.input_value()
+        for option in [o for o in options if o != current][:2]:
+            before = image_of(figure)
+            select.select_option(label=option)
+            LATENCIES.append(wait_new_image(figure, before, f"choosing {option!r}"))
+            moves += 1
+    for button in figure.locator(".widget-toggle-button").all():
+        if "mod-active" in (button.get_attribute("class") or ""):
+            continue
+        before = image_of(figure)
+        button.click()
+        LATENCIES.append(wait_new_image(figure, before, "clicking a toggle button"))
+        moves += 1
+    return moves
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_and_widgets_respond(lab, browser, name):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    console_errors: list[str] = []
+    page.on("console", lambda message: console_errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+    try:
+        page.goto(f"{lab.url}/lab/tree/{name}.ipynb?token={lab.token}&reset")
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
+        wait_idle(page, 60_000)
+        time.sleep(1.0)  # the kernel reports idle once right after it starts: let it settle
+        wait_idle(page, 60_000)
+
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        page.wait_for_selector('.jp-Notebook-ExecutionIndicator[data-status="busy"]', timeout=30_000)
+        hidden = code_cells(name, lab.root)
+        expected = [f"[{i}]:" for i, collapsed in enumerate(hidden, start=1) if not collapsed]
+        page.wait_for_function(
+            "n => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))"
+            ".filter(e => /^\\[\\d+\\]:$/.test(e.textContent.trim())).length >= n",
+            arg=len(expected), timeout=RUN_TIMEOUT_MS,
+        )
+        wait_idle(page, RUN_TIMEOUT_MS)
+        assert prompts(page) == expected, "every code cell ran once, in order"
+        solved = page.locator(".jp-OutputArea-output", has_text="[x] ").count()
+        assert solved >= sum(hidden), "each collapsed solution ran and passed its check"
+
+        tracebacks = page.locator(".jp-OutputArea-output", has_text="Traceback (most recent call last)")
+        assert tracebacks.count() == 0, tracebacks.first.inner_text()[:2000]
+
+        figures = page.locator(".course-live-figure")
+        for index in range(figures.count()):
+            figure = figures.nth(index)
+            figure.scroll_into_view_if_needed()
+            page.wait_for_function("e => e.querySelector('img') && e.querySelector('img').src",
+                                   arg=figure.element_handle())
+            assert move_controls(figure) >= 1, f"live figure {index} has no control that redraws it"
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+        assert not console_errors, console_errors
+    finally:
+        context.close()
+
+
+def test_notebooks_with_widgets_have_live_figures():
+    """The widget notebooks are the ones the course promises; each must have a live figure for the test above."""
+    root = Path(__file__).resolve().parents[2] / "notebooks"
+    with_widgets = {p.stem for p in root.glob("*.ipynb") if "LiveFigure(" in p.read_text()}
+    assert {"02_qkv_toy_matrix", "03_scaled_dot_product", "04_masking", "05_multi_head",
+            "08_full_transformer"} <= with_widgets
