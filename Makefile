@@ -26,7 +26,7 @@ chromium:
 	@$(CHROMIUM) --version
 
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/ruff check helpers tests tools notebooks benchmarks
 
 ## test: create .venv, install (Chromium too), lint, unit + parity + notebook (nbval) + browser tests
 test: $(STAMP) chromium lint

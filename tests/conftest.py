@@ -1,32 +1,11 @@
-"""Shared pieces of the tests: tolerances per dtype and the mask conversion to PyTorch's meaning."""
+"""Fixtures shared by the unit and parity tests."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-#: how close the helpers must be to PyTorch (helpers-api.md): 1e-5 in float32, 1e-10 in float64
-TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
-
 
 @pytest.fixture(params=[torch.float32, torch.float64], ids=["float32", "float64"])
 def dtype(request) -> torch.dtype:
     return request.param
-
-
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype) -> None:
-    tol = TOLERANCE[dtype]
-    torch.testing.assert_close(actual, expected, atol=tol, rtol=tol)
-
-
-def blocked(mask: torch.Tensor) -> torch.Tensor:
-    """The course's mask (True = may attend) in nn.MultiheadAttention's meaning (True = blocked)."""
-    return ~mask
-
-
-def lengths_to_tokens(lengths: list[int], length: int, generator: torch.Generator) -> torch.Tensor:
-    """(batch, length) token ids in [3, 10) with PAD = 0 after each row's length."""
-    tokens = torch.randint(3, 10, (len(lengths), length), generator=generator)
-    for row, n in enumerate(lengths):
-        tokens[row, n:] = 0
-    return tokens

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import assert_close, blocked, lengths_to_tokens
 from torch import nn
+from torch_parity import assert_close, blocked, lengths_to_tokens
 
 from helpers.attention import (
     MultiHeadAttention,

@@ -6,8 +6,8 @@ import math
 
 import pytest
 import torch
-from conftest import assert_close, blocked, lengths_to_tokens
 from torch import nn
+from torch_parity import assert_close, blocked, lengths_to_tokens
 
 from helpers.attention import causal_mask, padding_mask
 from helpers.layers import DecoderLayer, EncoderLayer, FeedForward, PositionalEncoding

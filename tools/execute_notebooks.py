@@ -20,11 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 
 
-def execute(path: Path, timeout: int = 600) -> float:
-    """Run ``path`` top to bottom in a new kernel, save it, return the seconds it took."""
+def execute(path: Path, timeout: int = 600, notebooks_dir: Path = NOTEBOOKS) -> float:
+    """Run ``path`` top to bottom in a new kernel started in ``notebooks_dir``, save it, return the seconds."""
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(NOTEBOOKS)}})
+                            resources={"metadata": {"path": str(notebooks_dir)}})
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start

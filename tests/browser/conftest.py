@@ -30,7 +30,6 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
 @dataclass

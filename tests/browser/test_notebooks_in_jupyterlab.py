@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SCREENSHOTS
 
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 NOTEBOOKS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 RUN_TIMEOUT_MS = 240_000
 LATENCIES: list[float] = []  # seconds from a control's move to the new image, over all notebooks

@@ -1,0 +1,201 @@
+"""`make bench`: measure the course's speed, one run, and write benchmarks/RESULTS.md.
+
+Each comparison runs its two sides in the same process, one after the other, with torch.utils.benchmark
+(median of repeated blocks). Nothing here is a test: the numbers are reported beside the goals.
+
+  1. helpers' fast-path attention vs F.scaled_dot_product_attention
+  2. one training step of helpers.Transformer vs nn.Transformer, same configuration
+  3. time and memory of naive vs fused attention against sequence length
+  4. execution time of every notebook (run on a copy, in a fresh kernel), and of the whole series
+  5. the N = 6 training of notebook 08 to 99 % exact match (read from that run)
+  6. median latency from a widget move to the new image in JupyterLab (from the browser tests)
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.profiler import ProfilerActivity, profile
+from torch.utils.benchmark import Timer
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from execute_notebooks import execute  # noqa: E402
+
+from helpers.attention import (  # noqa: E402
+    MultiHeadAttention,
+    causal_mask,
+    fused_scaled_dot_product_attention,
+    scaled_dot_product_attention,
+)
+from helpers.transformer import Transformer  # noqa: E402
+
+GOALS = {"fast path / SDPA": 1.1, "train step / nn.Transformer": 1.1, "slider median (ms)": 100.0,
+         "whole series (s)": 180.0}
+
+
+def median(fn, *args) -> float:
+    """Median seconds per call, by torch.utils.benchmark."""
+    return Timer("fn(*args)", globals={"fn": fn, "args": args}).blocked_autorange(min_run_time=1.0).median
+
+
+def allocated_bytes(fn, *args) -> int:
+    """Bytes the CPU allocator handed out during one call (torch.profiler)."""
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn(*args)
+    return sum(max(event.cpu_memory_usage, 0) for event in prof.key_averages())
+
+
+def attention_fast_path() -> list[tuple[str, float, float]]:
+    rows = []
+    with torch.no_grad():
+        q, k, v = torch.randn(3, 8, 8, 256, 64)
+        mask = causal_mask(256)
+        rows.append(("no mask", median(fused_scaled_dot_product_attention, q, k, v),
+                     median(F.scaled_dot_product_attention, q, k, v)))
+        rows.append(("causal mask", median(fused_scaled_dot_product_attention, q, k, v, mask),
+                     median(lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask))))
+        mha = MultiHeadAttention(512, 8).eval()
+        reference = nn.MultiheadAttention(512, 8, batch_first=True).eval()
+        x = torch.randn(8, 256, 512)
+        rows.append(("MultiHeadAttention (need_weights=False) vs nn.MultiheadAttention",
+                     median(lambda: mha(x, x, x, need_weights=False)),
+                     median(lambda: reference(x, x, x, need_weights=False))))
+    return rows
+
+
+def train_step() -> tuple[float, float]:
+    torch.manual_seed(0)
+    config = dict(d_model=128, nhead=4, num_encoder_layers=3, num_decoder_layers=3, dim_feedforward=256)
+    reference = nn.Transformer(**config, dropout=0.1, batch_first=True)
+    ours = Transformer.from_torch(reference)
+    src, tgt = torch.randn(32, 32, 128), torch.randn(32, 31, 128)
+    causal = causal_mask(31)
+
+    def step(model, optimizer, forward):
+        optimizer.zero_grad(set_to_none=True)
+        forward(model).pow(2).mean().backward()
+        optimizer.step()
+
+    opt_ours, opt_ref = torch.optim.Adam(ours.parameters()), torch.optim.Adam(reference.parameters())
+    ours.train()
+    reference.train()
+    t_ours = median(step, ours, opt_ours, lambda m: m(src, tgt, tgt_mask=causal))
+    t_ref = median(step, reference, opt_ref, lambda m: m(src, tgt, tgt_mask=~causal))
+    return t_ours, t_ref
+
+
+def attention_vs_length() -> list[tuple[int, float, float, int, int]]:
+    rows = []
+    with torch.no_grad():
+        for length in (256, 512, 1024, 2048, 4096):
+            q, k, v = torch.randn(3, 1, 4, length, 64)
+            rows.append((length, median(scaled_dot_product_attention, q, k, v),
+                         median(F.scaled_dot_product_attention, q, k, v),
+                         allocated_bytes(scaled_dot_product_attention, q, k, v),
+                         allocated_bytes(F.scaled_dot_product_attention, q, k, v)))
+    return rows
+
+
+def notebooks() -> tuple[list[tuple[str, float]], float | None]:
+    rows, training = [], None
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "notebooks"
+        shutil.copytree(ROOT / "notebooks", copy)
+        for path in sorted(copy.glob("[0-9][0-9]_*.ipynb")):
+            rows.append((path.stem, execute(path, notebooks_dir=copy)))
+            if path.stem.startswith("08_"):
+                match = re.search(r"(\d+) steps in (\d+(?:\.\d+)?) s", path.read_text())
+                training = float(match.group(2)) if match else None
+    return rows, training
+
+
+def slider_latency() -> float | None:
+    subprocess.run([sys.executable, "-m", "pytest", "tests/browser", "-q", "-p", "no:nbval", "-o", "addopts="],
+                   cwd=ROOT, check=False)
+    latencies = ROOT / "tests" / "browser" / "screenshots" / "latencies.json"
+    return statistics.median(json.loads(latencies.read_text())) * 1e3 if latencies.exists() else None
+
+
+def verdict(value: float | None, goal: float) -> str:
+    return "n/a" if value is None else ("meets the goal" if value <= goal else "misses the goal")
+
+
+def main() -> None:
+    fast = attention_fast_path()
+    t_ours, t_ref = train_step()
+    lengths = attention_vs_length()
+    series, training = notebooks()
+    latency = slider_latency()
+    total = sum(seconds for _, seconds in series)
+    fast_ratio = max(a / b for _, a, b in fast[:2])
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written by `make bench` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
+        f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
+        f"torch {torch.__version__}, Python {platform.python_version()}.",
+        "One run; each comparison measured side by side in one process (torch.utils.benchmark, median).",
+        "",
+        "## Summary against the goals",
+        "",
+        "| measure | value | goal | |",
+        "|---|---|---|---|",
+        f"| helpers fast-path attention / F.scaled_dot_product_attention (worst case) | {fast_ratio:.2f}x | <= 1.1x |"
+        f" {verdict(fast_ratio, GOALS['fast path / SDPA'])} |",
+        f"| helpers Transformer train step / nn.Transformer | {t_ours / t_ref:.2f}x | <= 1.1x |"
+        f" {verdict(t_ours / t_ref, GOALS['train step / nn.Transformer'])} |",
+        f"| median widget move to new image in JupyterLab | "
+        f"{'n/a' if latency is None else f'{latency:.0f} ms'} | <= 100 ms | {verdict(latency, 100.0)} |",
+        f"| whole notebook series, fresh kernels | {total:.0f} s | <= 180 s | {verdict(total, 180.0)} |",
+        f"| N = 6 training of notebook 08 to >= 99 % exact match | "
+        f"{'n/a' if training is None else f'{training:.0f} s'} | <= 60 s | {verdict(training, 60.0)} |",
+        "",
+        "## 1. Fast-path attention (batch 8, 8 heads, L = 256, d_head = 64)",
+        "",
+        "| case | helpers (ms) | PyTorch (ms) | ratio |",
+        "|---|---|---|---|",
+        *[f"| {name} | {a * 1e3:.3f} | {b * 1e3:.3f} | {a / b:.2f}x |" for name, a, b in fast],
+        "",
+        "## 2. One training step (d_model 128, 4 heads, 3 + 3 layers, batch 32, L 32, Adam)",
+        "",
+        "| model | ms per step |",
+        "|---|---|",
+        f"| helpers.Transformer (fused path in training mode) | {t_ours * 1e3:.1f} |",
+        f"| nn.Transformer | {t_ref * 1e3:.1f} |",
+        f"| ratio | {t_ours / t_ref:.2f}x |",
+        "",
+        "## 3. Attention against sequence length (batch 1, 4 heads, d_head 64)",
+        "",
+        "| L | naive (ms) | fused (ms) | naive allocated (MiB) | fused allocated (MiB) |",
+        "|---|---|---|---|---|",
+        *[f"| {n} | {a * 1e3:.2f} | {b * 1e3:.2f} | {ma / 2**20:.1f} | {mb / 2**20:.1f} |"
+          for n, a, b, ma, mb in lengths],
+        "",
+        "## 4. Notebooks (Restart & Run All in a fresh kernel, on a copy)",
+        "",
+        "| notebook | seconds |",
+        "|---|---|",
+        *[f"| {name} | {seconds:.1f} |" for name, seconds in series],
+        f"| **whole series** | **{total:.1f}** |",
+        "",
+    ]
+    (ROOT / "benchmarks" / "RESULTS.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
