@@ -22,6 +22,7 @@ from helpers.validation import (
     require_float,
     require_last_dim,
     require_ndim,
+    require_same_batch,
     require_tokens,
     shape_str,
 )
@@ -124,9 +125,11 @@ def fused_scaled_dot_product_attention(
     if mask is not None:
         mask = _check_mask(mask, scores_shape, "(..., L_q, L_k)")
         empty_row = ~mask.any(dim=-1, keepdim=True)  # (..., L_q, 1)
-        # Let empty rows attend everywhere (finite numbers, finite gradients), then zero their output.
-        output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask | empty_row, dropout_p=dropout_p)
-        return output.masked_fill(empty_row, 0.0)
+        if bool(empty_row.any()):
+            # Let empty rows attend everywhere (finite numbers, finite gradients), then zero their output.
+            output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask | empty_row, dropout_p=dropout_p)
+            return output.masked_fill(empty_row, 0.0)
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p)
     return F.scaled_dot_product_attention(query, key, value, dropout_p=dropout_p)
 
 
@@ -193,11 +196,7 @@ class MultiHeadAttention(nn.Module):
             require_float(name, tensor)
             require_ndim(name, tensor, 3, "(batch, L, d_model)")
             require_last_dim(name, tensor, self.d_model, "d_model")
-        if not (query.shape[0] == key.shape[0] == value.shape[0]):
-            raise ValueError(
-                "query, key and value must share the batch size; got shapes "
-                f"{shape_str(query.shape)}, {shape_str(key.shape)}, {shape_str(value.shape)}"
-            )
+        require_same_batch(query=query, key=key, value=value)
         if key.shape[1] != value.shape[1]:
             raise ValueError(
                 f"value must have the same length as key, L_k = {key.shape[1]}; "

@@ -73,14 +73,29 @@ def _check_torch_layer(layer: nn.Module, kind: type) -> None:
         raise ValueError("layer must be built with batch_first=True; got batch_first=False")
 
 
-def _copy_common(new: nn.Module, layer: nn.Module) -> None:
-    """Copy the self-attention, feed-forward and LayerNorm weights shared by encoder and decoder layers."""
-    new.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+def _from_torch(cls: type, layer: nn.Module, kind: type) -> nn.Module:
+    """A ``cls`` layer with the configuration and the weights of PyTorch's ``layer`` (an instance of ``kind``).
+
+    Copies what encoder and decoder layers share: self-attention, feed-forward and the LayerNorms.
+    """
+    _check_torch_layer(layer, kind)
+    attn = layer.self_attn
+    new = cls(
+        attn.embed_dim,
+        attn.num_heads,
+        layer.linear1.out_features,
+        dropout=layer.dropout.p,
+        norm_first=layer.norm_first,
+        layer_norm_eps=layer.norm1.eps,
+        bias=attn.in_proj_bias is not None,
+    ).to(device=attn.in_proj_weight.device, dtype=attn.in_proj_weight.dtype)
+    new.self_attn = MultiHeadAttention.from_torch(attn)
     new.feed_forward.linear1.load_state_dict(layer.linear1.state_dict())
     new.feed_forward.linear2.load_state_dict(layer.linear2.state_dict())
     for name in ("norm1", "norm2", "norm3"):
         if hasattr(layer, name):
             getattr(new, name).load_state_dict(getattr(layer, name).state_dict())
+    return new
 
 
 class EncoderLayer(nn.Module):
@@ -130,19 +145,7 @@ class EncoderLayer(nn.Module):
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderLayer:
         """A copy of a ``batch_first=True`` ``nn.TransformerEncoderLayer`` (ReLU) with the same numbers."""
-        _check_torch_layer(layer, nn.TransformerEncoderLayer)
-        attn = layer.self_attn
-        new = cls(
-            attn.embed_dim,
-            attn.num_heads,
-            layer.linear1.out_features,
-            dropout=layer.dropout.p,
-            norm_first=layer.norm_first,
-            layer_norm_eps=layer.norm1.eps,
-            bias=attn.in_proj_bias is not None,
-        ).to(device=attn.in_proj_weight.device, dtype=attn.in_proj_weight.dtype)
-        _copy_common(new, layer)
-        return new.train(layer.training)
+        return _from_torch(cls, layer, nn.TransformerEncoderLayer).train(layer.training)
 
 
 class DecoderLayer(nn.Module):
@@ -208,17 +211,6 @@ class DecoderLayer(nn.Module):
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderLayer:
         """A copy of a ``batch_first=True`` ``nn.TransformerDecoderLayer`` (ReLU) with the same numbers."""
-        _check_torch_layer(layer, nn.TransformerDecoderLayer)
-        attn = layer.self_attn
-        new = cls(
-            attn.embed_dim,
-            attn.num_heads,
-            layer.linear1.out_features,
-            dropout=layer.dropout.p,
-            norm_first=layer.norm_first,
-            layer_norm_eps=layer.norm1.eps,
-            bias=attn.in_proj_bias is not None,
-        ).to(device=attn.in_proj_weight.device, dtype=attn.in_proj_weight.dtype)
-        _copy_common(new, layer)
+        new = _from_torch(cls, layer, nn.TransformerDecoderLayer)
         new.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
         return new.train(layer.training)

@@ -11,7 +11,7 @@ from helpers.attention import causal_mask, padding_mask
 from helpers.layers import PositionalEncoding
 from helpers.tasks import BOS, EOS, PAD
 from helpers.transformer import Transformer
-from helpers.validation import require_tokens, shape_str
+from helpers.validation import require_same_batch, require_tokens
 
 __all__ = ["Seq2SeqTransformer"]
 
@@ -58,10 +58,7 @@ class Seq2SeqTransformer(nn.Module):
     def _check_tokens(self, src: Tensor, tgt: Tensor) -> None:
         require_tokens("src", src, self.vocab_size)
         require_tokens("tgt", tgt, self.vocab_size)
-        if src.shape[0] != tgt.shape[0]:
-            raise ValueError(
-                f"src and tgt must share the batch size; got {shape_str(src.shape)} and {shape_str(tgt.shape)}"
-            )
+        require_same_batch(src=src, tgt=tgt)
 
     def forward(self, src: Tensor, tgt: Tensor, *, need_weights: bool | None = None) -> Tensor:
         """src (batch, L_src), tgt (batch, L_tgt) token ids -> logits (batch, L_tgt, vocab_size)."""

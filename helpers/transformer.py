@@ -6,7 +6,7 @@ import torch
 from torch import Tensor, nn
 
 from helpers.layers import DecoderLayer, EncoderLayer
-from helpers.validation import require_float, require_last_dim, require_ndim, shape_str
+from helpers.validation import require_float, require_last_dim, require_ndim, require_same_batch
 
 __all__ = ["Transformer"]
 
@@ -75,10 +75,7 @@ class Transformer(nn.Module):
         """tgt (batch, L_tgt, d_model), memory (batch, L_src, d_model) -> (batch, L_tgt, d_model)."""
         self._check("tgt", tgt)
         self._check("memory", memory)
-        if tgt.shape[0] != memory.shape[0]:
-            raise ValueError(
-                f"tgt and memory must share the batch size; got {shape_str(tgt.shape)} and {shape_str(memory.shape)}"
-            )
+        require_same_batch(tgt=tgt, memory=memory)
         keep = self._keep(need_weights)
         x = tgt
         for layer in self.decoder_layers:
@@ -102,10 +99,7 @@ class Transformer(nn.Module):
         """
         self._check("src", src)
         self._check("tgt", tgt)
-        if src.shape[0] != tgt.shape[0]:
-            raise ValueError(
-                f"src and tgt must share the batch size; got {shape_str(src.shape)} and {shape_str(tgt.shape)}"
-            )
+        require_same_batch(src=src, tgt=tgt)
         memory = self.encode(src, src_mask, need_weights=need_weights)
         return self.decode(tgt, memory, tgt_mask, memory_mask, need_weights=need_weights)
 

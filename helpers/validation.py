@@ -43,6 +43,14 @@ def require_last_dim(name: str, tensor: Tensor, size: int, what: str) -> None:
         )
 
 
+def require_same_batch(**tensors: Tensor) -> None:
+    """All ``tensors`` (given by name) have the same first dimension, the batch size."""
+    if len({t.shape[0] for t in tensors.values()}) > 1:
+        names = ", ".join(tensors)
+        shapes = ", ".join(shape_str(t.shape) for t in tensors.values())
+        raise ValueError(f"{names} must share the batch size; got shapes {shapes}")
+
+
 def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
     """True when a tensor of ``shape`` broadcasts to ``target`` without growing ``target``."""
     if len(shape) > len(target):

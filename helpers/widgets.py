@@ -42,6 +42,9 @@ class LiveFigure:
         self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.image, self.readout])
         self.widget.add_class("course-live-figure")
         self.refresh()
+        # The layout is solved once, for the first picture; later redraws keep it (a fixed frame, and a faster
+        # redraw: constrained layout would be solved again at every move).
+        fig.set_layout_engine("none")
 
     def values(self) -> dict[str, object]:
         return {name: control.value for name, control in self.controls.items()}
