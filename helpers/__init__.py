@@ -8,11 +8,13 @@ then imports it from here. Modules:
 - ``layers``: PositionalEncoding, FeedForward, EncoderLayer, DecoderLayer
 - ``transformer``: Transformer (with attention_maps)
 - ``seq2seq``: Seq2SeqTransformer, a token-level model around Transformer
-- ``tasks``: the 4x6 toy matrix, seeded copy/reverse tasks
+- ``rnn``: GRUSeq2Seq, the fixed-context and cross-attention GRU models of notebook 01
+- ``tasks``: the 4x6 toy matrix, seeded copy/reverse tasks, synthetic stroke images
 - ``training``: training loop with a progress bar, greedy decoding, accuracy
 - ``plotting`` / ``widgets``: heatmaps with tokens on both axes, head grids, live figures
 - ``checks``: exercise checkers with hints
 - ``reproducibility``: seed_everything, set_print_options
+- ``validation``: the argument checks behind every ValueError / TypeError
 """
 
 __version__ = "0.1.0"
