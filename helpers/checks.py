@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from helpers.attention import causal_mask, padding_mask, scaled_dot_product_attention
+from helpers.tasks import TOY_WORDS, toy_matrix, toy_projections
 
 __all__ = [
     "ExerciseError",
@@ -179,10 +181,6 @@ def check_first_at_least(name: str, answer: object, values: Tensor, threshold: f
 
 def check_toy_output(word: str, answer: object) -> None:
     """The attention output row of ``word`` in the toy sentence: softmax(q_word Kᵀ / √3) V, shape (3,)."""
-    import numpy as np
-
-    from helpers.tasks import TOY_WORDS, toy_matrix, toy_projections
-
     name = f"output of {word!r}"
     hint = "take row i of r (the weights of that query) and compute r[i] @ V: a weighted sum of the rows of V"
     if _not_done(name, answer, hint):
@@ -191,7 +189,7 @@ def check_toy_output(word: str, answer: object) -> None:
         raise ValueError(f"word must be one of {TOY_WORDS}; got {word!r}")
     x = torch.as_tensor(toy_matrix())
     w_q, w_k, w_v = (torch.as_tensor(w) for w in toy_projections())
-    output, weights = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
+    output, _ = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
     row = TOY_WORDS.index(word)
     answer = torch.as_tensor(np.asarray(answer, dtype=float))
     if answer.shape == (3,) and torch.allclose(answer, (x @ w_v)[row], atol=1e-6):
