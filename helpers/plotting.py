@@ -17,7 +17,7 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["new_figure", "Heatmap", "heatmap", "head_grid", "to_png", "show"]
+__all__ = ["new_figure", "Heatmap", "heatmap", "head_grid", "agg_canvas", "encode_png", "to_png", "show"]
 
 ANNOTATE_MAX = 10  # write the values into the cells of matrices up to this size
 
@@ -151,17 +151,23 @@ def head_grid(
     return fig, maps
 
 
-def to_png(fig: Figure) -> bytes:
-    """The figure rendered as PNG bytes (what the widgets show and the static cells display).
+def agg_canvas(fig: Figure) -> FigureCanvasAgg:
+    """The figure's Agg canvas (attached on first use): a pixel buffer to draw into, no GUI."""
+    return fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
 
-    Drawn by the Agg canvas and encoded by Pillow with light compression: a widget redraw costs one draw
-    and one fast encode, nothing else.
-    """
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
+
+def encode_png(canvas: FigureCanvasAgg) -> bytes:
+    """What the canvas holds now, as PNG bytes; Pillow with light compression, a fast encode."""
     buffer = io.BytesIO()
     PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
     return buffer.getvalue()
+
+
+def to_png(fig: Figure) -> bytes:
+    """The figure drawn in full and rendered as PNG bytes (what the static cells display)."""
+    canvas = agg_canvas(fig)
+    canvas.draw()
+    return encode_png(canvas)
 
 
 def show(fig: Figure) -> None:

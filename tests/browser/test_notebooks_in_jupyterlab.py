@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 NOTEBOOKS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -50,19 +52,42 @@ def prompts(page) -> list[str]:
     )
 
 
-def image_of(figure) -> str:
-    return figure.locator("img").first.get_attribute("src") or ""
+# Timed in the page's own clock, so the test's round trips to the browser are not counted: from the first input
+# event of a move (key, pointer, selection) that reaches the figure to the `load` of the new image, i.e. decoded
+# and ready to paint.
+ARM_TIMER = """root => {
+  const img = root.querySelector('img');
+  const before = img.src;
+  const move = {start: null, shown: null, stop: new AbortController()};
+  for (const type of ['pointerdown', 'keydown', 'input', 'change']) {
+    root.addEventListener(type, e => { if (move.start === null) move.start = e.timeStamp; },
+                          {capture: true, signal: move.stop.signal});
+  }
+  img.addEventListener('load', () => {
+    if (img.src !== before && move.shown === null) move.shown = performance.now();
+  }, {signal: move.stop.signal});
+  root.courseMove = move;
+}"""
+READ_TIMER = """root => {
+  const move = root.courseMove;
+  move.stop.abort();
+  return move.start === null ? null : (move.shown - move.start) / 1000;
+}"""
 
 
-def wait_new_image(figure, before: str, what: str) -> float:
-    start = time.perf_counter()
-    deadline = start + 10
-    while time.perf_counter() < deadline:
-        now = image_of(figure)
-        if now and now != before:
-            return time.perf_counter() - start
-        time.sleep(0.01)
-    raise AssertionError(f"the figure did not change after {what}")
+def timed_move(figure, move, what: str) -> None:
+    """Do ``move()`` on the figure's controls; the figure's image must change; its latency goes to LATENCIES."""
+    handle = figure.element_handle()
+    figure.evaluate(ARM_TIMER)
+    move()
+    try:
+        figure.page.wait_for_function("root => root.courseMove.shown !== null", arg=handle, polling="raf",
+                                      timeout=10_000)
+    except PlaywrightTimeout:
+        raise AssertionError(f"the figure did not change after {what}") from None
+    seconds = figure.evaluate(READ_TIMER)
+    assert seconds is not None, f"{what} sent no input event to the figure"
+    LATENCIES.append(seconds)
 
 
 def move_controls(figure) -> int:
@@ -71,25 +96,19 @@ def move_controls(figure) -> int:
     for slider in figure.locator(".widget-slider .noUi-handle").all():
         at_max = float(slider.get_attribute("aria-valuenow")) >= float(slider.get_attribute("aria-valuemax"))
         for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):
-            before = image_of(figure)
             slider.focus()
-            slider.press(key)
-            LATENCIES.append(wait_new_image(figure, before, f"pressing {key} on a slider"))
+            timed_move(figure, partial(slider.press, key), f"pressing {key} on a slider")
             moves += 1
     for select in figure.locator("select").all():
         options = select.locator("option").all_inner_texts()
         current = select.input_value()
         for option in [o for o in options if o != current][:2]:
-            before = image_of(figure)
-            select.select_option(label=option)
-            LATENCIES.append(wait_new_image(figure, before, f"choosing {option!r}"))
+            timed_move(figure, partial(select.select_option, label=option), f"choosing {option!r}")
             moves += 1
     for button in figure.locator(".widget-toggle-button").all():
         if "mod-active" in (button.get_attribute("class") or ""):
             continue
-        before = image_of(figure)
-        button.click()
-        LATENCIES.append(wait_new_image(figure, before, "clicking a toggle button"))
+        timed_move(figure, button.click, "clicking a toggle button")
         moves += 1
     return moves
 
