@@ -2,8 +2,8 @@
 
 The server serves a copy of notebooks/ (so nothing the browser does is saved into the repository), binds
 127.0.0.1 on a free port with a token and --ServerApp.port_retries=0, renders every cell (windowing off),
-and is stopped through its own process id. Chromium is Debian's /usr/bin/chromium, driven by Playwright;
-`make test` installs it. Without it these tests fail: they never skip.
+fetches no news and checks for no update, and is stopped through its own process id. Chromium is Debian's
+/usr/bin/chromium, driven by Playwright; `make test` installs it. Without it these tests fail: they never skip.
 """
 
 from __future__ import annotations
@@ -54,6 +54,10 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
     settings = base / "settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    notices = base / "settings" / "@jupyterlab" / "apputils-extension"
+    notices.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the screenshots
+    (notices / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = free_port(), secrets.token_hex(16)
     command = [
         sys.executable, "-m", "jupyter", "lab", "--no-browser",

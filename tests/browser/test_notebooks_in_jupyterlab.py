@@ -20,7 +20,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 NOTEBOOKS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 RUN_TIMEOUT_MS = 240_000
-LATENCIES: list[float] = []  # seconds from a control's move to the new image, over all notebooks
+LATENCIES: list[dict] = []  # one record per move: notebook, move, milliseconds from the move to the new image
 
 pytestmark = pytest.mark.browser
 
@@ -75,7 +75,7 @@ READ_TIMER = """root => {
 }"""
 
 
-def timed_move(figure, move, what: str) -> None:
+def timed_move(figure, move, what: str, notebook: str) -> None:
     """Do ``move()`` on the figure's controls; the figure's image must change; its latency goes to LATENCIES."""
     handle = figure.element_handle()
     figure.evaluate(ARM_TIMER)
@@ -87,28 +87,28 @@ def timed_move(figure, move, what: str) -> None:
         raise AssertionError(f"the figure did not change after {what}") from None
     seconds = figure.evaluate(READ_TIMER)
     assert seconds is not None, f"{what} sent no input event to the figure"
-    LATENCIES.append(seconds)
+    LATENCIES.append({"notebook": notebook, "move": what, "ms": round(seconds * 1e3, 1)})
 
 
-def move_controls(figure) -> int:
+def move_controls(figure, notebook: str) -> int:
     """Move every control of one live figure; return how many moves changed the image."""
     moves = 0
     for slider in figure.locator(".widget-slider .noUi-handle").all():
         at_max = float(slider.get_attribute("aria-valuenow")) >= float(slider.get_attribute("aria-valuemax"))
         for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):
             slider.focus()
-            timed_move(figure, partial(slider.press, key), f"pressing {key} on a slider")
+            timed_move(figure, partial(slider.press, key), f"pressing {key} on a slider", notebook)
             moves += 1
     for select in figure.locator("select").all():
         options = select.locator("option").all_inner_texts()
         current = select.input_value()
         for option in [o for o in options if o != current][:2]:
-            timed_move(figure, partial(select.select_option, label=option), f"choosing {option!r}")
+            timed_move(figure, partial(select.select_option, label=option), f"choosing {option!r}", notebook)
             moves += 1
     for button in figure.locator(".widget-toggle-button").all():
         if "mod-active" in (button.get_attribute("class") or ""):
             continue
-        timed_move(figure, button.click, "clicking a toggle button")
+        timed_move(figure, button.click, "clicking a toggle button", notebook)
         moves += 1
     return moves
 
@@ -151,7 +151,7 @@ def test_notebook_runs_and_widgets_respond(lab, browser, name):
             figure.scroll_into_view_if_needed()
             page.wait_for_function("e => e.querySelector('img') && e.querySelector('img').src",
                                    arg=figure.element_handle())
-            assert move_controls(figure) >= 1, f"live figure {index} has no control that redraws it"
+            assert move_controls(figure, name) >= 1, f"live figure {index} has no control that redraws it"
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
         assert not console_errors, console_errors
