@@ -7,12 +7,14 @@ is created per move, so moving a slider a hundred times leaks nothing.
 A move redraws only what a move can change (blitting, as matplotlib's animations do): the images, texts and
 patches (spines, frames) of every axes and the figure's own texts are drawn over a cached picture of the rest.
 That picture (tick marks and labels, axis labels, colour bars) is drawn again whenever the ticks, limits,
-axis labels or axes positions change. An ``update`` that changes other static parts (a line, a colour bar's
+axis labels or axes positions change to a state not seen among the last few (going back to a tick labelling
+seen before reuses its picture). An ``update`` that changes other static parts (a line, a colour bar's
 limits) needs ``blit=False``: then every move draws the whole figure.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -25,6 +27,8 @@ from matplotlib.text import Text
 from helpers.plotting import agg_canvas, encode_png
 
 __all__ = ["LiveFigure"]
+
+BACKGROUNDS_KEPT = 8  # backgrounds remembered per live figure (one per tick labelling seen last), about 1 MB each
 
 
 def changing_artists(fig: Figure) -> list[Artist]:
@@ -74,8 +78,7 @@ class LiveFigure:
         self.redraws = 0  # pictures sent to the image
         self.full_redraws = 0  # of which the whole figure was drawn
         self._changing = changing_artists(fig) if blit else []
-        self._background = None
-        self._background_key: tuple | None = None
+        self._backgrounds: OrderedDict[tuple, object] = OrderedDict()  # static key -> picture of the rest
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.image, self.readout])
@@ -96,16 +99,20 @@ class LiveFigure:
 
     def _render(self) -> bytes:
         canvas = agg_canvas(self.fig)
-        if not self._changing or static_key(self.fig) != self._background_key:
+        key = static_key(self.fig) if self._changing else None
+        background = self._backgrounds.get(key)
+        if background is None:
             self._set_animated(True)  # animated artists are left out of canvas.draw(): a background without them
             canvas.draw()
             self._set_animated(False)  # the figure stays as it was for anyone else who draws it
             self.full_redraws += 1
             if self._changing:
-                self._background = canvas.copy_from_bbox(self.fig.bbox)
-                self._background_key = static_key(self.fig)
+                self._backgrounds[static_key(self.fig)] = canvas.copy_from_bbox(self.fig.bbox)
+                while len(self._backgrounds) > BACKGROUNDS_KEPT:
+                    self._backgrounds.popitem(last=False)  # the least recently used
         else:
-            canvas.restore_region(self._background)
+            self._backgrounds.move_to_end(key)
+            canvas.restore_region(background)
         for artist in self._changing:
             self.fig.draw_artist(artist)
         return encode_png(canvas)

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from helpers.plotting import head_grid, heatmap, to_png
-from helpers.widgets import LiveFigure
+from helpers.widgets import BACKGROUNDS_KEPT, LiveFigure
 
 matplotlib.use("Agg")
 
@@ -115,7 +115,7 @@ def test_live_figure_redrawing_only_what_changes_gives_the_same_pixels_as_a_full
         slider = widgets.IntSlider(value=0, min=0, max=9)
         live = LiveFigure(fig, update, {"step": slider}, blit=blit)
         pictures[blit] = [decoded(live.image.value)]
-        for step in (1, 2, 3, 5, 8, 9, 4):
+        for step in (1, 2, 3, 5, 8, 9, 4, 0, 9, 2):  # new tick labels, and back to ones seen before
             slider.value = step
             pictures[blit].append(decoded(live.image.value))
         pictures[blit].append(decoded(to_png(fig)))  # the figure itself is left drawable in full
@@ -126,7 +126,7 @@ def test_live_figure_redrawing_only_what_changes_gives_the_same_pixels_as_a_full
     assert len({p.tobytes() for p in pictures[True]}) > 2, "the moves changed the picture"
 
 
-def test_live_figure_draws_the_background_again_only_when_ticks_change():
+def test_live_figure_draws_the_background_again_only_for_new_ticks():
     fig, update = changing_ticks()
     slider = widgets.IntSlider(value=0, min=0, max=9)
     live = LiveFigure(fig, update, {"step": slider})
@@ -137,4 +137,20 @@ def test_live_figure_draws_the_background_again_only_when_ticks_change():
     assert (live.redraws, live.full_redraws) == (3, 2)
     slider.value = 3
     assert (live.redraws, live.full_redraws) == (4, 2)
+    slider.value = 0  # back to pad 0: its background is remembered
+    assert (live.redraws, live.full_redraws) == (5, 2)
     assert not any(artist.get_animated() for artist in fig.findobj())
+
+
+def test_live_figure_remembers_a_bounded_number_of_backgrounds():
+    fig, hm = heatmap(np.zeros((3, 3)), list("abc"), list("abc"))
+
+    def update(step):
+        hm.ax.set_xticks(range(3), [f"{step}{c}" for c in "abc"])  # a new tick labelling at every step
+
+    slider = widgets.IntSlider(value=0, min=0, max=99)
+    live = LiveFigure(fig, update, {"step": slider})
+    for step in range(1, 100):
+        slider.value = step
+    assert live.full_redraws == 100
+    assert len(live._backgrounds) == BACKGROUNDS_KEPT

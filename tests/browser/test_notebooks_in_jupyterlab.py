@@ -3,7 +3,8 @@
 nbval never renders a widget; these tests do what a learner does. Each notebook is opened with `&reset`, run
 with Run > Run All Cells once the kernel is idle, and checked: each code cell got an execution number, no cell
 shows a traceback, the browser console logged no error. Then each live figure's controls are moved one by one
-(sliders by keyboard, dropdowns by selection, toggle buttons by click) and its image must change each time.
+(sliders by keyboard, dropdowns by selection, toggle buttons by click), away and back, and its image must
+change each time.
 A screenshot of each notebook goes to tests/browser/screenshots/ (ignored by git).
 """
 
@@ -91,23 +92,26 @@ def timed_move(figure, move, what: str, notebook: str) -> None:
 
 
 def move_controls(figure, notebook: str) -> int:
-    """Move every control of one live figure; return how many moves changed the image."""
+    """Move every control of one live figure away and back (each slider two steps each way, each dropdown to
+    two other options and back, each toggle button on and the first one again); every move must change the
+    image. Returns the number of moves."""
     moves = 0
     for slider in figure.locator(".widget-slider .noUi-handle").all():
-        at_max = float(slider.get_attribute("aria-valuenow")) >= float(slider.get_attribute("aria-valuemax"))
-        for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):
+        room = float(slider.get_attribute("aria-valuemax")) - float(slider.get_attribute("aria-valuenow"))
+        away, back = ("ArrowRight", "ArrowLeft") if room >= 2 else ("ArrowLeft", "ArrowRight")
+        for key in (away, away, back, back):
             slider.focus()
             timed_move(figure, partial(slider.press, key), f"pressing {key} on a slider", notebook)
             moves += 1
     for select in figure.locator("select").all():
         options = select.locator("option").all_inner_texts()
-        current = select.input_value()
-        for option in [o for o in options if o != current][:2]:
+        first = select.evaluate("s => s.options[s.selectedIndex].text")
+        for option in [o for o in options if o != first][:2] + [first]:
             timed_move(figure, partial(select.select_option, label=option), f"choosing {option!r}", notebook)
             moves += 1
-    for button in figure.locator(".widget-toggle-button").all():
-        if "mod-active" in (button.get_attribute("class") or ""):
-            continue
+    buttons = figure.locator(".widget-toggle-button").all()
+    active = [b for b in buttons if "mod-active" in (b.get_attribute("class") or "")]
+    for button in [b for b in buttons if b not in active] + active:
         timed_move(figure, button.click, "clicking a toggle button", notebook)
         moves += 1
     return moves
