@@ -153,7 +153,9 @@ def main() -> None:
     series, training = notebooks()
     moves = widget_latencies()
     latency = statistics.median(m["ms"] for m in moves) if moves else None
-    by_notebook = {m["notebook"]: [n["ms"] for n in moves if n["notebook"] == m["notebook"]] for m in moves}
+    by_notebook: dict[str, list[float]] = {}
+    for move in moves:
+        by_notebook.setdefault(move["notebook"], []).append(move["ms"])
     total = sum(seconds for _, seconds in series)
     fast_ratio = max(a / b for _, a, b in fast[:2])
     train_ratio = t_ours / t_ref

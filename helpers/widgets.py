@@ -106,7 +106,7 @@ class LiveFigure:
             canvas.draw()
             self._set_animated(False)  # the figure stays as it was for anyone else who draws it
             self.full_redraws += 1
-            if self._changing:
+            if self._changing:  # keyed after the draw: the constrained layout may have moved the axes
                 self._backgrounds[static_key(self.fig)] = canvas.copy_from_bbox(self.fig.bbox)
                 while len(self._backgrounds) > BACKGROUNDS_KEPT:
                     self._backgrounds.popitem(last=False)  # the least recently used
