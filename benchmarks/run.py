@@ -33,7 +33,7 @@ from torch.utils.benchmark import Timer
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from execute_notebooks import execute  # noqa: E402
+from build_notebooks import execute_file  # noqa: E402
 
 from helpers.attention import (  # noqa: E402
     MultiHeadAttention,
@@ -122,7 +122,7 @@ def notebooks() -> tuple[list[tuple[str, float]], float | None]:
         copy = Path(tmp) / "notebooks"
         shutil.copytree(ROOT / "notebooks", copy)
         for path in sorted(copy.glob("[0-9][0-9]_*.ipynb")):
-            rows.append((path.stem, execute(path, notebooks_dir=copy)))
+            rows.append((path.stem, execute_file(path, cwd=copy)))
             if path.stem.startswith("08_"):
                 match = re.search(r"(\d+) steps in (\d+(?:\.\d+)?) s", path.read_text())
                 training = float(match.group(2)) if match else None
