@@ -1,14 +1,29 @@
-"""Exercise checkers: each compares a learner's answer to a reference and explains a failure.
+"""Exercise checkers: each compares a learner's answer with a reference and says what is wrong with it.
 
-An exercise cell starts as ``answer = ...``. A checker given ``...`` (Ellipsis) prints that the exercise
-is not done yet; a wrong answer raises :class:`ExerciseError` with a hint; a right one prints
-``[x] name: correct``. Checkers return nothing, so a notebook cell shows only their message.
+An exercise cell starts as ``answer = ...``. A checker given ``...`` (Ellipsis) says the exercise is not done yet
+and nothing more. A wrong answer raises :class:`ExerciseError`:
+
+* the first wrong answer to an exercise gets a pointed message: the mistake by name when the checker recognises
+  it (1/d_k instead of 1/√d_k, PyTorch's inverted mask, a missing eps, a tuple for a tensor, ...);
+* from the second wrong answer on, the message also carries a hint;
+* no checker ever prints the answer itself.
+
+A right answer prints ``[x] name: correct``. Messages come in the edition's language: Chinese when the notebook
+runs from a ``zh`` folder (``notebooks/zh/``) or ``COURSE_LANG=zh`` is set, English otherwise.
+
+Four kinds of exercise use them: *predict, then run* (:func:`check_prediction`), *implement* (the ``check_*``
+of a piece), *debug* (a planted bug from :mod:`helpers.bugs`, fixed and then checked by the property check its
+exercise names) and *explain* (:func:`check_choice`, with an explanation for every wrong choice).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import numbers
+import os
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -19,8 +34,12 @@ from helpers.tasks import TOY_WORDS, toy_matrix, toy_projections
 
 __all__ = [
     "ExerciseError",
+    "language",
+    "reset_attempts",
     "check_value",
     "check_tensor",
+    "check_choice",
+    "check_prediction",
     "check_scale",
     "check_softmax",
     "check_attention",
@@ -33,200 +52,418 @@ __all__ = [
     "check_ignores_padding",
     "check_split_heads",
     "check_layer_norm",
+    "check_cross_attention",
+    "check_pre_ln",
+    "check_attention_weights",
 ]
 
 
 class ExerciseError(AssertionError):
-    """A wrong answer; the message says what differs and gives a hint."""
+    """A wrong answer; the message says what is wrong (and, after the first try, gives a hint)."""
 
 
-def _not_done(name: str, answer: object, hint: str) -> None:
+# ---------------------------------------------------------------------------------------------------------------
+# Language, attempts and the three outcomes
+
+
+def language() -> str:
+    """``"zh"`` or ``"en"``: ``COURSE_LANG`` if set, else Chinese when the kernel runs in a ``zh`` folder."""
+    chosen = os.environ.get("COURSE_LANG", "").lower()
+    if chosen in ("en", "zh"):
+        return chosen
+    return "zh" if Path.cwd().name == "zh" else "en"
+
+
+def _t(en: str, zh: str) -> str:
+    return zh if language() == "zh" else en
+
+
+_attempts: Counter[str] = Counter()  # wrong answers so far, per exercise name
+
+
+def reset_attempts() -> None:
+    """Forget the wrong answers counted so far (the next wrong answer gets no hint again)."""
+    _attempts.clear()
+
+
+def _not_done(name: str, answer: object) -> bool:
     if answer is Ellipsis:
-        print(f"[ ] {name}: not answered yet. Replace the ... and run the cell again. Hint: {hint}")
+        print(_t(f"[ ] {name}: not answered yet. Replace the ... and run the cell again.",
+                 f"[ ] {name}：还没有作答。把 ... 换成你的答案，再运行这个单元格。"))
         return True
     return False
 
 
-def _fail(name: str, problem: str, hint: str) -> None:
-    raise ExerciseError(f"{name}: {problem}\nHint: {hint}")
+def _fail(name: str, problem: str, hint: str | None = None) -> None:
+    _attempts[name] += 1
+    if hint and _attempts[name] >= 2:
+        more = _t(f"\nHint: {hint}", f"\n提示：{hint}")
+    elif hint:
+        more = _t("\n(Try again: the next wrong answer also gets a hint.)", "\n（再试一次：下次答错时会给出提示。）")
+    else:
+        more = ""
+    raise ExerciseError(f"{name}: {problem}{more}")
 
 
 def _passed(name: str) -> None:
-    print(f"[x] {name}: correct")
+    print(_t(f"[x] {name}: correct", f"[x] {name}：正确"))
 
 
-def check_value(name: str, answer: object, expected: float, *, hint: str, rel: float = 1e-6) -> None:
-    """A number: right when within ``rel`` relative tolerance of ``expected``."""
-    if _not_done(name, answer, hint):
-        return
+def _scalar(answer: object) -> object:
+    """A one-element tensor, array or NumPy scalar as a plain Python number; anything else as it is."""
+    if isinstance(answer, Tensor) and answer.numel() == 1:
+        return answer.reshape(()).item()
+    if isinstance(answer, (np.ndarray, np.generic)) and answer.size == 1:
+        return answer.reshape(()).item()
+    return answer
+
+
+def _number(name: str, answer: object) -> float:
+    """A plain number from an int, a float, a NumPy scalar or a one-element tensor or array."""
+    value = _scalar(answer)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        kind = "bool" if isinstance(value, bool) else type(answer).__name__
+        _fail(name, _t(f"expected a number; got {kind}", f"这里要的是一个数，得到的是 {kind}"))
+    return float(value)
+
+
+def _integer(name: str, answer: object) -> int:
+    """An index from an int, a NumPy integer, a one-element integer tensor (or a float such as 3.0)."""
+    value = _scalar(answer)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        _fail(name, _t(f"expected an integer position; got {answer!r}", f"这里要的是一个整数位置，得到的是 {answer!r}"))
+    return int(value)
+
+
+def _tensor(name: str, result: object) -> Tensor:
+    """The learner's result as a tensor; a tuple such as MultiHeadAttention's (output, weights) is named."""
+    if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
+        _fail(name, _t(f"got a tuple of {len(result)} (like (output, weights)); return only the output tensor",
+                       f"得到的是含 {len(result)} 个元素的元组（像 (output, weights)）；只返回输出张量"))
+    if not isinstance(result, Tensor):
+        _fail(name, _t(f"expected a torch.Tensor; got {type(result).__name__}",
+                       f"这里要的是 torch.Tensor，得到的是 {type(result).__name__}"))
+    return result
+
+
+def _call(name: str, fn: Callable, *args):
+    if not callable(fn):
+        _fail(name, _t(f"expected a function; got {type(fn).__name__}",
+                       f"这里要的是一个函数，得到的是 {type(fn).__name__}"))
     try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        _fail(name, f"expected a number; got {type(answer).__name__}", hint)
-    if not math.isclose(value, expected, rel_tol=rel, abs_tol=rel):
-        _fail(name, f"got {value:.6g}, which is not the expected value", hint)
-    _passed(name)
+        return fn(*args)
+    except Exception as error:  # the learner's code failed: report it as a failed exercise, not a traceback
+        _fail(name, _t(f"calling it raised {type(error).__name__}: {error}",
+                       f"调用它时出现 {type(error).__name__}：{error}"))
 
 
-def _compare(name: str, answer: object, expected: Tensor, hint: str, atol: float) -> None:
-    if not isinstance(answer, Tensor):
-        _fail(name, f"expected a torch.Tensor; got {type(answer).__name__}", hint)
+def _same(result: object, expected: Tensor, atol: float = 1e-9) -> bool:
+    return (isinstance(result, Tensor) and result.shape == expected.shape and result.dtype != torch.bool
+            and torch.allclose(result.double(), expected.double(), atol=atol, rtol=0))
+
+
+def _compare(name: str, answer: object, expected: Tensor, hint: str | None, atol: float) -> None:
+    answer = _tensor(name, answer)
     if tuple(answer.shape) != tuple(expected.shape):
-        _fail(name, f"expected shape {tuple(expected.shape)}; got {tuple(answer.shape)}", hint)
+        _fail(name, _t(f"expected shape {tuple(expected.shape)}; got {tuple(answer.shape)}",
+                       f"形状应为 {tuple(expected.shape)}，得到的是 {tuple(answer.shape)}"), hint)
     if answer.dtype == torch.bool or expected.dtype == torch.bool:
         if answer.dtype != expected.dtype:
-            _fail(name, f"expected dtype {expected.dtype}; got {answer.dtype}", hint)
+            _fail(name, _t(f"expected dtype {expected.dtype}; got {answer.dtype}",
+                           f"数据类型应为 {expected.dtype}，得到的是 {answer.dtype}"), hint)
         if not torch.equal(answer, expected):
-            _fail(name, f"{int((answer != expected).sum())} entries differ from the expected ones", hint)
+            wrong = int((answer != expected).sum())
+            _fail(name, _t(f"{wrong} entries differ from the expected ones", f"有 {wrong} 个元素与预期不同"), hint)
         return
     if not torch.allclose(answer.double(), expected.double(), atol=atol, rtol=0):
         worst = (answer.double() - expected.double()).abs().max().item()
-        _fail(name, f"values differ by up to {worst:.3g}", hint)
+        _fail(name, _t(f"values differ by up to {worst:.3g}", f"数值最多相差 {worst:.3g}"), hint)
 
 
-def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str, atol: float = 1e-6) -> None:
+# ---------------------------------------------------------------------------------------------------------------
+# General checkers
+
+
+def check_value(name: str, answer: object, expected: float, *, hint: str | None = None, rel: float = 1e-6,
+                mistakes: Mapping[float, str] | None = None) -> None:
+    """A number: right within ``rel`` of ``expected``. ``mistakes`` maps known wrong values to their message."""
+    if _not_done(name, answer):
+        return
+    value = _number(name, answer)
+    for wrong, message in (mistakes or {}).items():
+        if math.isclose(value, wrong, rel_tol=rel, abs_tol=rel) and not math.isclose(wrong, expected, rel_tol=rel):
+            _fail(name, message, hint)
+    if not math.isclose(value, expected, rel_tol=rel, abs_tol=rel):
+        _fail(name, _t(f"{value:.6g} is not the expected value", f"{value:.6g} 不是预期的值"), hint)
+    _passed(name)
+
+
+def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str | None = None, atol: float = 1e-6) -> None:
     """A tensor: right when it has the expected shape, dtype kind and values (to ``atol``)."""
-    if _not_done(name, answer, hint):
+    if _not_done(name, answer):
         return
     _compare(name, answer, expected, hint, atol)
     _passed(name)
 
 
-def check_scale(answer: object, d_k: int) -> None:
-    """The factor that multiplies Q Kᵀ for keys of size ``d_k``."""
-    hint = "the paper divides the scores by the square root of d_k, so the factor is 1 / sqrt(d_k)"
-    if _not_done("scale", answer, hint):
+def check_choice(name: str, answer: object, correct: str, explanations: Mapping[str, str]) -> None:
+    """Multiple choice: ``answer`` is one key of ``explanations`` (e.g. ``"b"``).
+
+    ``explanations`` says, for every choice, why it is right or wrong; a wrong choice gets its own explanation,
+    the right one prints its explanation with ``[x]``.
+    """
+    if correct not in explanations:
+        raise ValueError(f"correct must be one of the choices {sorted(explanations)}; got {correct!r}")
+    if _not_done(name, answer):
         return
-    if isinstance(answer, (int, float)) and math.isclose(float(answer), 1 / d_k):
-        _fail("scale", f"1/d_k = {1 / d_k:.4g} is the article's slip, not the paper's factor", hint)
-    check_value("scale", answer, 1 / math.sqrt(d_k), hint=hint)
+    choice = str(answer).strip().lower() if isinstance(answer, str) else answer
+    if choice not in explanations:
+        _fail(name, _t(f"choose one of {', '.join(map(repr, sorted(explanations)))}; got {answer!r}",
+                       f"请从 {', '.join(map(repr, sorted(explanations)))} 中选一个；得到的是 {answer!r}"))
+    if choice != correct:
+        _fail(name, _t(f"not {choice!r}: ", f"不是 {choice!r}：") + explanations[choice])
+    _passed(name)
+    print(explanations[correct])
 
 
-def _call(name: str, fn: Callable, hint: str, *args):
-    try:
-        return fn(*args)
-    except Exception as error:  # the learner's code failed: report it as a failed exercise
-        _fail(name, f"calling it raised {type(error).__name__}: {error}", hint)
+def check_prediction(name: str, prediction: object, outcome: str, explanations: Mapping[str, str]) -> None:
+    """Predict, then run: ``prediction`` was written down before the experiment; ``outcome`` is the choice the
+    experiment's measurement selects. Says whether the prediction was right, and why the outcome happens."""
+    if outcome not in explanations:
+        raise ValueError(f"outcome must be one of the choices {sorted(explanations)}; got {outcome!r}")
+    if _not_done(_t(f"{name} (write your prediction first)", f"{name}（先写下你的预测）"), prediction):
+        return
+    choice = str(prediction).strip().lower() if isinstance(prediction, str) else prediction
+    if choice not in explanations:
+        _fail(name, _t(f"predict one of {', '.join(map(repr, sorted(explanations)))}; got {prediction!r}",
+                       f"请预测 {', '.join(map(repr, sorted(explanations)))} 之一；得到的是 {prediction!r}"))
+    verdict = _t("your prediction was right", "你的预测是对的") if choice == outcome else _t(
+        f"you predicted {choice!r}; the measurement says {outcome!r}", f"你预测的是 {choice!r}；测量结果是 {outcome!r}")
+    print(f"[x] {name}: {verdict}. {explanations[outcome]}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The pieces of attention
+
+
+def check_scale(answer: object, d_k: int, *, d_model: int | None = None) -> None:
+    """The factor that multiplies Q Kᵀ for keys of size ``d_k`` (per head; ``d_model`` names the model width)."""
+    name = _t("scale", "缩放因子")
+    hint = _t("the variance of q·k grows like d_k; which factor brings it back to 1?",
+              "q·k 的方差随 d_k 线性增长；乘以什么才能让方差回到 1？")
+    if _not_done(name, answer):
+        return
+    mistakes = {1 / d_k: _t(f"1/d_k = {1 / d_k:.4g} is the lecture note's slip, not the paper's factor: it "
+                            "over-flattens the softmax",
+                            f"1/d_k = {1 / d_k:.4g} 是讲义里的笔误，不是论文的因子：它会让 softmax 过于平坦"),
+                math.sqrt(d_k): _t("that multiplies by √d_k instead of dividing by it",
+                                   "这是乘以 √d_k，而不是除以 √d_k")}
+    if d_model is not None and d_model != d_k:
+        mistakes[1 / math.sqrt(d_model)] = _t(
+            "that is 1/√d_model: the scale uses the size of ONE head's keys, d_k = d_model / heads",
+            "这是 1/√d_model：缩放用的是单个头的键的维度 d_k = d_model / 头数")
+    check_value(name, answer, 1 / math.sqrt(d_k), hint=hint, mistakes=mistakes)
 
 
 def check_softmax(fn: object) -> None:
     """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
-    name, hint = "softmax", "exp(x - max) / sum(exp(x - max)) along the last axis (dim=-1)"
-    if _not_done(name, fn, hint):
+    name = "softmax"
+    hint = _t("exponentiate, then divide by the sum of the row; subtract the row's maximum first",
+              "先减去每行的最大值再取指数，然后除以这一行的和")
+    if _not_done(name, fn):
         return
-    generator = torch.Generator().manual_seed(1)
-    scores = torch.randn(3, 4, 5, generator=generator, dtype=torch.float64)
-    _compare(name, _call(name, fn, hint, scores), torch.softmax(scores, -1), hint, 1e-9)
+    scores = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    result = _call(name, fn, scores)
+    for dim in (0, 1):
+        if _same(result, torch.softmax(scores, dim)):
+            _fail(name, _t(f"this normalises along dim={dim}; each query's row (the last axis) must sum to 1",
+                           f"这是沿 dim={dim} 归一化；应该让每个查询的那一行（最后一个轴）之和为 1"), hint)
+    _compare(name, result, torch.softmax(scores, -1), hint, 1e-9)
     big = torch.tensor([[1000.0, 1001.0, 999.0]], dtype=torch.float64)
-    result = _call(name, fn, hint, big)
-    if not isinstance(result, Tensor) or not torch.isfinite(result).all():
-        _fail(name, "it gives inf or NaN for scores near 1000", "subtract the row maximum before exp")
+    result = _tensor(name, _call(name, fn, big))
+    if not torch.isfinite(result).all():
+        _fail(name, _t("it gives inf or NaN for scores near 1000 (exp overflows)",
+                       "分数接近 1000 时得到 inf 或 NaN（exp 溢出）"),
+              hint)
     _passed(name)
 
 
 def check_attention(fn: object) -> None:
     """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
-    name, hint = "attention", "softmax((Q @ K.transpose(-2, -1)) / sqrt(d_k), dim=-1) @ V"
-    if _not_done(name, fn, hint):
+    name = "attention"
+    hint = _t("five steps: Q Kᵀ, scale, (mask), softmax over the keys, times V",
+              "五步：Q Kᵀ、缩放、（掩码）、对键做 softmax、乘以 V")
+    if _not_done(name, fn):
         return
     generator = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(2, n, 8, generator=generator, dtype=torch.float64) for n in (3, 5, 5))
-    result = _call(name, fn, hint, q, k, v)
-    if isinstance(result, tuple):
-        result = result[0]
-    unscaled = torch.softmax(q @ k.transpose(-2, -1), -1) @ v
-    if isinstance(result, Tensor) and result.shape == unscaled.shape and torch.allclose(result, unscaled):
-        _fail(name, "the output matches attention without scaling", "divide the scores by sqrt(d_k)")
-    check_tensor(name, result, scaled_dot_product_attention(q, k, v)[0], hint=hint, atol=1e-9)
+    result = _call(name, fn, q, k, v)
+    scores = q @ k.transpose(-2, -1)
+    if _same(result, torch.softmax(scores, -1) @ v):
+        _fail(name, _t("the output matches attention without scaling", "输出和没有缩放的注意力一样"), hint)
+    if _same(result, torch.softmax(scores / 8, -1) @ v):
+        _fail(name, _t("the scores are divided by d_k (the lecture note's slip); the paper divides by √d_k",
+                       "分数除以了 d_k（讲义的笔误）；论文除以的是 √d_k"), hint)
+    if _same(result, torch.softmax(scores / math.sqrt(8), -2) @ v):
+        _fail(name, _t("the softmax runs over the queries (dim=-2); it must run over the keys (dim=-1)",
+                       "softmax 是沿查询（dim=-2）做的；应该沿键（dim=-1）做"), hint)
+    _compare(name, result, scaled_dot_product_attention(q, k, v)[0], hint, 1e-9)
+    _passed(name)
+
+
+def _inverted(name: str, result: object, expected: Tensor) -> None:
+    if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == expected.shape:
+        if torch.equal(result, ~expected):
+            _fail(name, _t("this is PyTorch's attn_mask / key_padding_mask convention (True = blocked); in this "
+                           "course True means may attend",
+                           "这是 PyTorch 的 attn_mask / key_padding_mask 约定（True = 屏蔽）；"
+                           "本课程里 True 表示可以关注"))
 
 
 def check_causal_mask(fn: object) -> None:
     """``fn(length) -> (length, length)`` bool mask, True where query i may see key j (j <= i)."""
-    name, hint = "causal mask", "True on and below the diagonal: torch.ones(L, L, dtype=torch.bool).tril()"
-    if _not_done(name, fn, hint):
+    name = _t("causal mask", "因果掩码")
+    hint = _t("query i may look at keys 0..i: which triangle of the matrix is that, diagonal included?",
+              "查询 i 可以看键 0..i：这是矩阵的哪个三角（含对角线）？")
+    if _not_done(name, fn):
         return
     for length in (4, 7, 1):
-        result = _call(name, fn, hint, length)
-        if isinstance(result, Tensor) and result.shape == (length, length) and length > 1:
-            if result.dtype == torch.bool and torch.equal(result, ~causal_mask(length)):
-                _fail(name, "this is PyTorch's convention (True = blocked)", "the course's True means may attend")
+        result = _call(name, fn, length)
+        if length > 1:
+            _inverted(name, result, causal_mask(length))
+            if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (length, length):
+                if torch.equal(result, causal_mask(length).T):
+                    _fail(name, _t("this lets each query see the FUTURE keys (the upper triangle)",
+                                   "这样每个查询看到的是未来的键（上三角）"), hint)
+                if torch.equal(result, causal_mask(length).tril(-1)):
+                    _fail(name, _t("the diagonal is blocked: a query must be able to attend to itself",
+                                   "对角线被屏蔽了：查询应该能关注它自己"), hint)
         _compare(name, result, causal_mask(length), hint, 0.0)
     _passed(name)
 
 
 def check_padding_mask(fn: object, pad_id: int = 0) -> None:
-    """``fn(tokens) -> (batch, 1, L)`` bool mask, True on real tokens."""
-    name, hint = "padding mask", "(tokens != pad_id) with a query axis of size 1 inserted: .unsqueeze(1)"
-    if _not_done(name, fn, hint):
+    """``fn(tokens) -> (batch, 1, L)`` bool mask, True on real tokens (the keys a query may attend to)."""
+    name = _t("padding mask", "填充掩码")
+    hint = _t("compare the tokens with pad_id, then give the result a query axis of size 1",
+              "把 tokens 与 pad_id 比较，再插入一个大小为 1 的查询轴")
+    if _not_done(name, fn):
         return
-    tokens = torch.tensor([[5, 6, 7, 0, 0], [3, 4, 0, 0, 0]])
-    check_tensor(name, _call(name, fn, hint, tokens), padding_mask(tokens, pad_id), hint=hint)
+    tokens = torch.tensor([[5, 6, 7, pad_id, pad_id], [3, 4, pad_id, pad_id, pad_id]])
+    expected = padding_mask(tokens, pad_id)  # (2, 1, 5)
+    result = _call(name, fn, tokens)
+    _inverted(name, result, expected)
+    if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (2, 5):
+        if torch.equal(result, ~expected[:, 0]):
+            _inverted(name, result.unsqueeze(1), expected)
+        _fail(name, _t("shape (batch, L) has no query axis; broadcast against (batch, L_q, L_k) it would be read "
+                       "wrongly: make it (batch, 1, L)",
+                       "形状 (batch, L) 缺少查询轴；和 (batch, L_q, L_k) 广播时会被误读："
+                       "应为 (batch, 1, L)"), hint)
+    if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (2, 5, 1):
+        _fail(name, _t("the size-1 axis is on the keys: this masks QUERIES, not keys; the mask must be "
+                       "(batch, 1, L_k)",
+                       "大小为 1 的轴放在了键上：这屏蔽的是查询而不是键；掩码应为 (batch, 1, L_k)"), hint)
+    _compare(name, result, expected, hint, 0.0)
+    _passed(name)
 
 
-def check_first_at_least(name: str, answer: object, values: Tensor, threshold: float, *, hint: str) -> None:
+def check_first_at_least(name: str, answer: object, values: Tensor, threshold: float, *,
+                         hint: str | None = None) -> None:
     """An index: the first position of the 1-D ``values`` that is >= ``threshold``."""
-    if _not_done(name, answer, hint):
+    if _not_done(name, answer):
         return
     positions = torch.nonzero(torch.as_tensor(values) >= threshold)
     if len(positions) == 0:
         raise ValueError(f"values must reach the threshold {threshold} somewhere; none does")
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        _fail(name, f"expected an int position; got {type(answer).__name__}", hint)
+    position = _integer(name, answer)
     expected = int(positions[0])
-    if answer != expected:
-        side = "reaches the threshold earlier" if answer > expected else "is still below the threshold"
-        _fail(name, f"position {answer} is not it: the answer {side}", hint)
+    if position != expected:
+        side = _t("reaches the threshold earlier", "更早就达到了阈值") if position > expected else _t(
+            "is still below the threshold", "还低于阈值")
+        _fail(name, _t(f"position {position} is not it: the answer {side}", f"不是位置 {position}：答案{side}"), hint)
     _passed(name)
 
 
 def check_toy_output(word: str, answer: object) -> None:
     """The attention output row of ``word`` in the toy sentence: softmax(q_word Kᵀ / √3) V, shape (3,)."""
-    name = f"output of {word!r}"
-    hint = "take row i of r (the weights of that query) and compute r[i] @ V: a weighted sum of the rows of V"
-    if _not_done(name, answer, hint):
-        return
     if word not in TOY_WORDS:
         raise ValueError(f"word must be one of {TOY_WORDS}; got {word!r}")
+    name = _t(f"output of {word!r}", f"{word!r} 的输出")
+    hint = _t("the output of a query is a weighted sum of the rows of V, with that query's row of r as weights",
+              "一个查询的输出是 V 各行的加权和，权重是 r 中这个查询的那一行")
+    if _not_done(name, answer):
+        return
     x = torch.as_tensor(toy_matrix())
     w_q, w_k, w_v = (torch.as_tensor(w) for w in toy_projections())
-    output, _ = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
+    output, weights = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
     row = TOY_WORDS.index(word)
-    answer = torch.as_tensor(np.asarray(answer, dtype=float))
+    try:
+        answer = torch.as_tensor(np.asarray(answer, dtype=float))
+    except (TypeError, ValueError):
+        _fail(name, _t("expected 3 numbers (a row vector)", "这里要的是 3 个数（一个行向量）"), hint)
     if answer.shape == (3,) and torch.allclose(answer, (x @ w_v)[row], atol=1e-6):
-        _fail(name, "this is the word's own value vector V[i], not the weighted sum", hint)
-    check_tensor(name, answer, output[row], hint=hint, atol=1e-3)
+        _fail(name, _t("this is the word's own value vector V[i], not the weighted sum",
+                       "这是这个词自己的值向量 V[i]，不是加权和"),
+              hint)
+    if answer.shape == (3,) and torch.allclose(answer, (weights[:, row] @ (x @ w_v)), atol=1e-3):
+        _fail(name, _t("this uses column i of r (how much others attend to the word) instead of row i",
+                       "这里用的是 r 的第 i 列（别的词有多关注它），而不是第 i 行"), hint)
+    _compare(name, answer, output[row], hint, 1e-3)
+    _passed(name)
 
 
 def check_combined_mask(fn: object, pad_id: int = 0) -> None:
     """``fn(tokens) -> (batch, L, L)`` bool mask: causal AND the key is a real token."""
-    name = "combined mask"
-    hint = "causal_mask(L) is (L, L), padding_mask(tokens, pad_id) is (batch, 1, L): combine them with &"
-    if _not_done(name, fn, hint):
+    name = _t("combined mask", "组合掩码")
+    hint = _t("a query may attend where BOTH masks allow it; mind the shapes (L, L) and (batch, 1, L)",
+              "只有两个掩码都允许的位置才能关注；注意形状 (L, L) 与 (batch, 1, L)")
+    if _not_done(name, fn):
         return
-    tokens = torch.tensor([[5, 6, 7, 8, 0], [3, 4, 0, 0, 0]])
-    expected = causal_mask(5) & padding_mask(tokens, pad_id)
-    result = _call(name, fn, hint, tokens)
+    tokens = torch.tensor([[5, 6, 7, 8, pad_id], [3, 4, pad_id, pad_id, pad_id]])
+    causal, padding = causal_mask(5), padding_mask(tokens, pad_id)
+    expected = causal & padding
+    result = _call(name, fn, tokens)
+    _inverted(name, result, expected)
     if isinstance(result, Tensor) and result.shape == expected.shape and result.dtype == torch.bool:
-        if torch.equal(result, causal_mask(5) | padding_mask(tokens, pad_id)):
-            _fail(name, "with | a query may attend wherever either mask allows", "both must allow: use &")
-    check_tensor(name, result, expected, hint=hint)
+        if torch.equal(result, causal | padding):
+            _fail(name, _t("with | a query may attend wherever either mask allows",
+                           "用 | 的话，只要任一掩码允许就能关注"), hint)
+        if torch.equal(result, causal & padding.transpose(-2, -1)):
+            _fail(name, _t("the padding mask is applied to the queries instead of the keys",
+                           "填充掩码用在了查询上，而不是键上"),
+                  hint)
+    _compare(name, result, expected, hint, 0.0)
+    _passed(name)
+
+
+def _output(name: str, fn: Callable, *args) -> Tensor:
+    result = _tensor(name, _call(name, fn, *args))
+    if result.is_floating_point() and not torch.isfinite(result).all():
+        _fail(name, _t("the output holds NaN or inf: does some query have no key it may attend to?",
+                       "输出里有 NaN 或 inf：是不是有某个查询没有任何可以关注的键？"))
+    return result
 
 
 def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_model: int = 8) -> None:
     """``fn(x (1, L, d_model)) -> (1, L, d_model)``: changing tokens after position t leaves outputs 0..t unchanged."""
-    name, hint = "no future leak", "use a causal mask, True on and below the diagonal (the course's convention)"
-    if _not_done(name, fn, hint):
+    name = _t("no future leak", "不泄露未来")
+    hint = _t("self-attention in the decoder needs a mask that lets position i see only positions 0..i",
+              "解码器的自注意力需要一个掩码，让位置 i 只能看到位置 0..i")
+    if _not_done(name, fn):
         return
     generator = torch.Generator().manual_seed(4)
     x = torch.randn(1, length, d_model, generator=generator, dtype=torch.float64)
-    base = _call(name, fn, hint, x)
+    base = _output(name, fn, x)
     for t in range(length - 1):
         changed = x.clone()
-        changed[:, t + 1 :] = torch.randn(1, length - t - 1, d_model, generator=generator, dtype=torch.float64)
-        moved = (_call(name, fn, hint, changed)[:, : t + 1] - base[:, : t + 1]).abs().max().item()
+        changed[:, t + 1:] = torch.randn(1, length - t - 1, d_model, generator=generator, dtype=torch.float64)
+        moved = (_output(name, fn, changed)[:, : t + 1] - base[:, : t + 1]).abs().max().item()
         if moved > 1e-9:
-            problem = f"changing the tokens after position {t} moved the outputs at positions <= {t} by {moved:.3g}"
-            _fail(name, problem, hint)
+            _fail(name, _t(f"changing the tokens after position {t} moved the outputs at positions <= {t} by "
+                           f"{moved:.3g}", f"改动位置 {t} 之后的词，位置 <= {t} 的输出变化了 {moved:.3g}"), hint)
     _passed(name)
 
 
@@ -235,51 +472,144 @@ def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int
 
     Whatever vectors stand at the PAD positions, the outputs at the real positions do not change.
     """
-    name = "ignores padding"
-    hint = "mask the keys with padding_mask(tokens, pad_id), shape (batch, 1, L), so no query attends to PAD"
-    if _not_done(name, fn, hint):
+    name = _t("ignores padding", "忽略填充")
+    hint = _t("no query may attend to a PAD key: which mask, of which shape?",
+              "任何查询都不能关注 PAD 键：用哪个掩码、什么形状？")
+    if _not_done(name, fn):
         return
     generator = torch.Generator().manual_seed(6)
     tokens = torch.tensor([[5, 6, 7, 8, 9], [3, 4, 5, pad_id, pad_id]])
     x = torch.randn(2, 5, d_model, generator=generator, dtype=torch.float64)
     real = tokens != pad_id
-    base = _call(name, fn, hint, x, tokens)
+    base = _output(name, fn, x, tokens)
     other = x.clone()
     other[~real] = 10 * torch.randn(int((~real).sum()), d_model, generator=generator, dtype=torch.float64)
-    moved = (_call(name, fn, hint, other, tokens) - base)[real].abs().max().item()
+    moved = (_output(name, fn, other, tokens) - base)[real].abs().max().item()
     if moved > 1e-9:
-        _fail(name, f"changing only the padding moved the real tokens' outputs by up to {moved:.3g}", hint)
+        _fail(name, _t(f"changing only the padding moved the real tokens' outputs by up to {moved:.3g}",
+                       f"只改动填充位置，真实词的输出就变化了最多 {moved:.3g}"), hint)
     _passed(name)
 
 
 def check_split_heads(fn: object) -> None:
     """``fn(x, num_heads)``: (batch, L, d_model) -> (batch, heads, L, d_head), head h = features h·d_head ... ."""
-    name = "split heads"
-    hint = "x.view(batch, L, heads, d_head) then .transpose(1, 2); a plain .view(batch, heads, L, d_head) mixes tokens"
-    if _not_done(name, fn, hint):
+    name = _t("split heads", "拆分多头")
+    hint = _t("first cut the feature axis into (heads, d_head), keeping the token axis where it is; only then "
+              "move the head axis forward", "先把特征轴切成 (heads, d_head)，词的轴保持不动；然后再把头的轴移到前面")
+    if _not_done(name, fn):
         return
     x = torch.arange(2 * 3 * 8, dtype=torch.float64).reshape(2, 3, 8)  # (batch 2, L 3, d_model 8)
     expected = x.view(2, 3, 4, 2).transpose(1, 2)  # 4 heads of size 2
-    result = _call(name, fn, hint, x, 4)
-    if isinstance(result, Tensor) and result.shape == expected.shape and torch.equal(result, x.view(2, 4, 3, 2)):
-        _fail(name, "a plain view to (batch, heads, L, d_head) gives each head pieces of different tokens", hint)
-    check_tensor(name, result, expected, hint=hint)
+    result = _tensor(name, _call(name, fn, x, 4))
+    if result.shape == expected.shape and torch.equal(result, x.view(2, 4, 3, 2)):
+        _fail(name, _t("a plain view to (batch, heads, L, d_head) without the transpose gives each head pieces of "
+                       "different tokens",
+                       "直接 view 成 (batch, heads, L, d_head) 而不转置，会让每个头拿到不同词的碎片"), hint)
+    if result.shape == (2, 3, 4, 2) and torch.equal(result, x.view(2, 3, 4, 2)):
+        _fail(name, _t("the head axis is still after the token axis: (batch, L, heads, d_head)",
+                       "头的轴还在词的轴后面：(batch, L, heads, d_head)"), hint)
+    _compare(name, result, expected, hint, 0.0)
+    _passed(name)
 
 
 def check_layer_norm(fn: object) -> None:
     """``fn(x, eps) -> (x - mean) / sqrt(var + eps)`` over the last axis (biased variance, no affine part)."""
-    name = "layer norm"
-    hint = "mean and variance over dim=-1 with keepdim=True; the variance is the biased one (unbiased=False)"
-    if _not_done(name, fn, hint):
+    name = _t("layer norm", "层标准化")
+    hint = _t("mean and variance over the features of each token (the last axis), the variance divided by n; "
+              "eps goes inside the square root",
+              "对每个词的特征（最后一个轴）求均值和方差，方差除以 n；eps 放在平方根里面")
+    if _not_done(name, fn):
         return
     x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(8), dtype=torch.float64) * 3 + 1
-    expected = torch.nn.functional.layer_norm(x, (8,), eps=1e-5)
-    result = _call(name, fn, hint, x, 1e-5)
-    if isinstance(result, Tensor) and result.shape == x.shape:
-        unbiased = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
-        if torch.allclose(result, unbiased, atol=1e-9):
-            _fail(name, "this uses the unbiased variance (divides by n - 1)", hint)
-        over_batch = (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, unbiased=False, keepdim=True) + 1e-5)
-        if torch.allclose(result, over_batch, atol=1e-9):
-            _fail(name, "this normalises over the batch (that is BatchNorm), not over the features", hint)
-    check_tensor(name, result, expected, hint=hint, atol=1e-9)
+    x[0, 0] = 1.0  # a constant token: its variance is 0, and only eps keeps the division finite
+    eps = 1e-2
+    expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
+    result = _tensor(name, _call(name, fn, x, eps))
+    centred = x - x.mean(-1, keepdim=True)
+    if result.shape == x.shape:
+        var = x.var(-1, unbiased=False, keepdim=True)
+        if not torch.isfinite(result).all() or _same(result[1:], (centred / var.sqrt())[1:]):
+            _fail(name, _t("without eps a constant token divides 0 by 0; add eps to the variance",
+                           "没有 eps 时，常数词会出现 0 除以 0；把 eps 加到方差上"), hint)
+        if _same(result, centred / (var.sqrt() + eps)):
+            _fail(name, _t("eps is added outside the square root: sqrt(var) + eps; it belongs inside: sqrt(var + eps)",
+                           "eps 加在了平方根外面：sqrt(var) + eps；应该在里面：sqrt(var + eps)"), hint)
+        if _same(result, centred / torch.sqrt(x.var(-1, keepdim=True) + eps)):
+            _fail(name, _t("this uses the unbiased variance (divides by n - 1)",
+                           "这里用的是无偏方差（除以 n - 1）"), hint)
+        over_batch = (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, unbiased=False, keepdim=True) + eps)
+        if _same(result, over_batch):
+            _fail(name, _t("this normalises over the batch (that is BatchNorm), not over the features",
+                           "这是在批次上归一化（那是 BatchNorm），不是在特征上"), hint)
+        other = _tensor(name, _call(name, fn, x, 1e-5))
+        if torch.allclose(other, result) and not torch.allclose(expected, torch.nn.functional.layer_norm(x, (8,))):
+            _fail(name, _t("the result does not change with eps: use the eps argument, not a constant",
+                           "结果不随 eps 改变：请使用传入的 eps 参数，而不是常数"), hint)
+    _compare(name, result, expected, hint, 1e-9)
+    _passed(name)
+
+
+def check_cross_attention(fn: object) -> None:
+    """``fn(decoder_x (batch, L_tgt, d), memory (batch, L_src, d)) -> (batch, L_tgt, d)``: queries from the decoder,
+    keys and values from the encoder's output (no projections)."""
+    name = _t("cross-attention", "交叉注意力")
+    hint = _t("ask which side asks the questions: the output has one row per position of that side",
+              "想一想是哪一方在提问：输出对这一方的每个位置各有一行")
+    if _not_done(name, fn):
+        return
+    generator = torch.Generator().manual_seed(10)
+    decoder_x = torch.randn(2, 3, 8, generator=generator, dtype=torch.float64)
+    memory = torch.randn(2, 5, 8, generator=generator, dtype=torch.float64)
+    result = _output(name, fn, decoder_x, memory)
+    if result.shape == (2, 5, 8):
+        _fail(name, _t("the output has the encoder's length: the queries were taken from the encoder; in "
+                       "cross-attention they come from the decoder", "输出的长度是编码器的：查询取自编码器；"
+                       "交叉注意力的查询来自解码器"), hint)
+    expected, _ = scaled_dot_product_attention(decoder_x, memory, memory)
+    if result.shape == expected.shape and _same(result, scaled_dot_product_attention(decoder_x, decoder_x,
+                                                                                      decoder_x)[0]):
+        _fail(name, _t("this is the decoder attending to itself: keys and values must come from the encoder",
+                       "这是解码器关注它自己：键和值应来自编码器"), hint)
+    _compare(name, result, expected, hint, 1e-9)
+    _passed(name)
+
+
+def check_pre_ln(fn: object) -> None:
+    """``fn(x, sublayer, norm) -> x + sublayer(norm(x))``: a pre-LN residual sub-layer."""
+    name = _t("pre-LN sub-layer", "Pre-LN 子层")
+    hint = _t("in pre-LN the norm acts on the sub-layer's input, and the residual path is left untouched",
+              "Pre-LN 里层标准化作用在子层的输入上，残差通路本身不动")
+    if _not_done(name, fn):
+        return
+    torch.manual_seed(11)
+    sublayer, norm = torch.nn.Linear(8, 8).double(), torch.nn.LayerNorm(8).double()
+    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(11), dtype=torch.float64) * 4
+    with torch.no_grad():
+        result = _output(name, fn, x, sublayer, norm)
+        if _same(result, norm(x + sublayer(x))):
+            _fail(name, _t("this is post-LN, norm(x + sublayer(x)) (the 2017 paper's order), not pre-LN",
+                           "这是 Post-LN，即 norm(x + sublayer(x))（2017 年论文的顺序），不是 Pre-LN"), hint)
+        if _same(result, sublayer(norm(x))):
+            _fail(name, _t("the residual connection is missing: the input must be added back",
+                           "少了残差连接：要把输入加回来"), hint)
+        _compare(name, result, x + sublayer(norm(x)), hint, 1e-9)
+    _passed(name)
+
+
+def check_attention_weights(fn: object) -> None:
+    """``fn(query, key) -> softmax(Q Kᵀ / √d_k)`` over the keys: each row sums to 1."""
+    name = _t("attention weights", "注意力权重")
+    hint = _t("add up one row of your weights: what should it give, and along which axis does the softmax run?",
+              "把你的权重的一行加起来：应该得到多少？softmax 沿哪个轴做？")
+    if _not_done(name, fn):
+        return
+    generator = torch.Generator().manual_seed(12)
+    q, k = torch.randn(2, 3, 8, generator=generator, dtype=torch.float64), torch.randn(2, 5, 8, generator=generator,
+                                                                                         dtype=torch.float64)
+    result = _output(name, fn, q, k)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(8)
+    if _same(result, torch.softmax(scores, -2)):
+        _fail(name, _t("the softmax runs over the queries (dim=-2): the columns sum to 1, not the rows",
+                       "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行"), hint)
+    _compare(name, result, torch.softmax(scores, -1), hint, 1e-9)
+    _passed(name)

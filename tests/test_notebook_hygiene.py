@@ -57,15 +57,21 @@ def test_seeds_first(notebook):
     assert "seed_everything(" in first_code, "the first code cells must call seed_everything()"
 
 
-def test_ends_with_checked_exercises_and_collapsed_solutions(notebook):
-    sources = [c.source for c in code_cells(notebook)]
-    assert any("checks.check_" in s and "= ..." in s for s in sources), "an exercise cell starts as `answer = ...`"
-    solutions = [c for c in code_cells(notebook) if "solution" in c.metadata.get("tags", [])]
-    assert solutions, "each exercise has a solution cell tagged 'solution'"
+def test_exercises_are_checked_and_solutions_never_run(notebook):
+    exercises = [c for c in code_cells(notebook) if "checks.check_" in c.source and "= ..." in c.source]
+    assert exercises, "an exercise cell starts as `answer = ...` and calls a checker"
+    assert not [c for c in code_cells(notebook) if "solution" in c.metadata.get("tags", [])], \
+        "a solution is never a code cell: Run All must not run it"
+    solutions = [c for c in notebook.cells if "solution" in c.metadata.get("tags", [])]
+    assert solutions, "each exercise has a solution"
     for cell in solutions:
-        assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, "solutions are collapsed"
-        assert "checks.check_" in cell.source
-        assert any("[x]" in o.get("text", "") for o in cell.outputs), "a solution passes its own check"
+        assert cell.cell_type == "markdown" and cell.source.startswith("<details><summary>"), "solutions stay closed"
+        assert "checks.check_" in cell.source, "a solution ends with its check"
+    for cell in exercises:
+        for output in cell.outputs:
+            text = output.get("text", "")
+            assert "[x]" not in text and "Hint" not in text and "提示" not in text, \
+                f"a stored exercise output gives nothing away: {text[:120]}"
 
 
 def test_ignore_markers_are_per_cell_and_explained(notebook):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ SOURCES = NOTEBOOKS / "src"
 LANGUAGES = ("en", "zh")  # English first: the edition every notebook has
 EDITION_DIRS = {"en": NOTEBOOKS, "zh": NOTEBOOKS / "zh"}
 SOURCE_ONLY_METADATA = ("jupytext",)
+SOLUTION_SUMMARY = {"en": "Solution (open it after your own attempt)", "zh": "参考答案（先自己尝试，再打开）"}
 
 
 def sources(names: list[str] | None = None) -> list[Path]:
@@ -61,12 +63,43 @@ def languages(source: nbformat.NotebookNode) -> list[str]:
     return [lang for lang in LANGUAGES if lang == "en" or lang in found]
 
 
-def edition(source: nbformat.NotebookNode, lang: str, name: str) -> nbformat.NotebookNode:
-    """The notebook of one language: the shared code cells and that language's prose, in source order."""
+def is_solution(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "code" and "solution" in cell.metadata.get("tags", [])
+
+
+def solution_cell(cell: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
+    """A solution as a closed ``<details>`` block: Run All never runs it, a learner opens it on purpose, and
+    every renderer (JupyterLab, GitHub, nbviewer, the site) shows it closed."""
+    text = (f"<details><summary>{SOLUTION_SUMMARY[lang]}</summary>\n\n```python\n{cell.source}\n```\n\n</details>")
+    return nbformat.v4.new_markdown_cell(text, metadata={"tags": ["solution"]})
+
+
+def stable_id(cell: nbformat.NotebookNode, seen: set[str]) -> str:
+    """A cell id that depends on the cell's text only, so that rebuilding changes no id (and no diff line)."""
+    digest = hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()
+    for start in range(0, 33):
+        candidate = digest[start:start + 8]
+        if candidate not in seen:
+            seen.add(candidate)
+            return candidate
+    raise ValueError("no free cell id")  # 33 identical cells in one notebook: never in this course
+
+
+def edition(source: nbformat.NotebookNode, lang: str, name: str, *, run_solutions: bool = False
+            ) -> nbformat.NotebookNode:
+    """The notebook of one language: the shared code cells and that language's prose, in source order.
+
+    Solution cells become closed ``<details>`` blocks; ``run_solutions=True`` keeps them as code cells instead
+    (tests/test_solutions.py runs them so, to prove that every solution passes its check).
+    """
     nb = copy.deepcopy(source)
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.metadata.get("lang") == lang]
+    if not run_solutions:
+        nb.cells = [solution_cell(c, lang) if is_solution(c) else c for c in nb.cells]
+    seen: set[str] = set()
     for cell in nb.cells:
         cell.metadata.pop("lang", None)
+        cell.id = stable_id(cell, seen)
     for key in SOURCE_ONLY_METADATA:
         nb.metadata.pop(key, None)
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -105,7 +138,8 @@ def lint_source(path: Path) -> list[str]:
 
 def comparable(nb: nbformat.NotebookNode) -> list[tuple[str, str, dict]]:
     """What a built notebook must share with its source: each cell's kind, text and metadata (not outputs)."""
-    return [(c.cell_type, c.source, {k: v for k, v in c.metadata.items() if k != "execution"}) for c in nb.cells]
+    return [(c.cell_type, c.get("id"), c.source, {k: v for k, v in c.metadata.items() if k != "execution"})
+            for c in nb.cells]
 
 
 def differences(path: Path) -> list[str]:
