@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from helpers import answers
 from helpers.attention import causal_mask, padding_mask, scaled_dot_product_attention
 from helpers.tasks import TOY_WORDS, toy_matrix, toy_projections
 
@@ -38,6 +39,7 @@ __all__ = [
     "reset_attempts",
     "check_value",
     "check_tensor",
+    "check_number",
     "check_choice",
     "check_prediction",
     "check_scale",
@@ -208,40 +210,56 @@ def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str | Non
     _passed(name)
 
 
-def check_choice(name: str, answer: object, correct: str, explanations: Mapping[str, str]) -> None:
-    """Multiple choice: ``answer`` is one key of ``explanations`` (e.g. ``"b"``).
+def _text(pair: tuple[str, str] | None) -> str | None:
+    return None if pair is None else _t(*pair)
 
-    ``explanations`` says, for every choice, why it is right or wrong; a wrong choice gets its own explanation,
-    the right one prints its explanation with ``[x]``.
+
+def check_number(exercise: str, answer: object) -> None:
+    """A number whose expected value, known wrong values and hint live in :mod:`helpers.answers`."""
+    entry = answers.lookup("NUMBERS", exercise)
+    mistakes = {wrong: _text(message) for wrong, message in entry.mistakes.items()}
+    check_value(exercise, answer, entry.expected, hint=_text(entry.hint), rel=entry.rel, mistakes=mistakes)
+
+
+def check_choice(exercise: str, answer: object) -> None:
+    """Multiple choice (*explain*): ``answer`` is one of the choices (``"a"``, ``"b"``, ...).
+
+    The right choice and an explanation of every choice live in :mod:`helpers.answers`: a wrong choice gets its
+    own explanation, the right one prints ``[x]`` and why it is right.
     """
-    if correct not in explanations:
-        raise ValueError(f"correct must be one of the choices {sorted(explanations)}; got {correct!r}")
-    if _not_done(name, answer):
+    entry = answers.lookup("CHOICES", exercise)
+    if _not_done(exercise, answer):
         return
     choice = str(answer).strip().lower() if isinstance(answer, str) else answer
-    if choice not in explanations:
-        _fail(name, _t(f"choose one of {', '.join(map(repr, sorted(explanations)))}; got {answer!r}",
-                       f"请从 {', '.join(map(repr, sorted(explanations)))} 中选一个；得到的是 {answer!r}"))
-    if choice != correct:
-        _fail(name, _t(f"not {choice!r}: ", f"不是 {choice!r}：") + explanations[choice])
-    _passed(name)
-    print(explanations[correct])
+    if choice not in entry.explanations:
+        choices = ", ".join(map(repr, sorted(entry.explanations)))
+        _fail(exercise, _t(f"choose one of {choices}; got {answer!r}", f"请从 {choices} 中选一个；得到的是 {answer!r}"))
+    if choice != entry.correct:
+        _fail(exercise, _t(f"not {choice!r}. ", f"不是 {choice!r}。") + _text(entry.explanations[choice]),
+              _text(entry.hint))
+    _passed(exercise)
+    print(_text(entry.explanations[entry.correct]))
 
 
-def check_prediction(name: str, prediction: object, outcome: str, explanations: Mapping[str, str]) -> None:
-    """Predict, then run: ``prediction`` was written down before the experiment; ``outcome`` is the choice the
+def check_prediction(exercise: str, prediction: object, outcome: str) -> None:
+    """Predict, then run: ``prediction`` was written down before the experiment; ``outcome`` is the choice that the
     experiment's measurement selects. Says whether the prediction was right, and why the outcome happens."""
+    explanations = answers.lookup("PREDICTIONS", exercise)
     if outcome not in explanations:
-        raise ValueError(f"outcome must be one of the choices {sorted(explanations)}; got {outcome!r}")
-    if _not_done(_t(f"{name} (write your prediction first)", f"{name}（先写下你的预测）"), prediction):
+        raise ValueError(f"outcome must be one of {sorted(explanations)}; got {outcome!r}")
+    if _not_done(_t(f"{exercise} (write your prediction first)", f"{exercise}（先写下你的预测）"), prediction):
         return
     choice = str(prediction).strip().lower() if isinstance(prediction, str) else prediction
     if choice not in explanations:
-        _fail(name, _t(f"predict one of {', '.join(map(repr, sorted(explanations)))}; got {prediction!r}",
-                       f"请预测 {', '.join(map(repr, sorted(explanations)))} 之一；得到的是 {prediction!r}"))
-    verdict = _t("your prediction was right", "你的预测是对的") if choice == outcome else _t(
-        f"you predicted {choice!r}; the measurement says {outcome!r}", f"你预测的是 {choice!r}；测量结果是 {outcome!r}")
-    print(f"[x] {name}: {verdict}. {explanations[outcome]}")
+        choices = ", ".join(map(repr, sorted(explanations)))
+        _fail(exercise, _t(f"predict one of {choices}; got {prediction!r}",
+                           f"请预测 {choices} 之一；得到的是 {prediction!r}"))
+    if choice == outcome:
+        verdict = _t("your prediction was right", "你的预测是对的")
+    else:
+        verdict = _t(f"you predicted {choice!r}; the measurement says {outcome!r}",
+                     f"你预测的是 {choice!r}；测量结果是 {outcome!r}")
+    print(f"[x] {exercise}: {verdict}. {_text(explanations[outcome])}")
 
 
 # ---------------------------------------------------------------------------------------------------------------

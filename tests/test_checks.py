@@ -177,27 +177,80 @@ def test_the_language_follows_the_zh_folder(monkeypatch, tmp_path):
     assert checks.language() == "en"
 
 
-def test_choice_explains_each_wrong_choice(capsys):
-    explanations = {"a": "A is wrong because x.", "b": "B is right because y.", "c": "C is wrong because z."}
-    with pytest.raises(checks.ExerciseError, match="not 'c': C is wrong because z"):
-        checks.check_choice("why", "c", "b", explanations)
+@pytest.fixture
+def answer_tables(monkeypatch):
+    """A notebook "98" with one exercise of each table, as helpers/answers/n98.py would hold them."""
+    import sys
+    import types
+
+    from helpers.answers import Choice, Number
+
+    module = types.ModuleType("helpers.answers.n98")
+    module.CHOICES = {"98-why": Choice("b", {"a": ("A is wrong because x.", "甲"), "b": ("B is right because y.", "乙"),
+                                             "c": ("C is wrong because z.", "丙")}, hint=("think of y", "想想 y"))}
+    module.PREDICTIONS = {"98-tie": {"same": ("It stays.", "不变。"),
+                                     "symmetric": ("Scores become symmetric.", "对称。")}}
+    module.NUMBERS = {"98-count": Number(12, mistakes={20: ("that counts the biases twice", "偏置算了两次")})}
+    monkeypatch.setitem(sys.modules, "helpers.answers.n98", module)
+
+
+def test_choice_explains_each_wrong_choice(answer_tables, capsys):
+    with pytest.raises(checks.ExerciseError, match="not 'c'. C is wrong because z") as first:
+        checks.check_choice("98-why", "c")
+    assert "Hint" not in str(first.value)
+    with pytest.raises(checks.ExerciseError, match="Hint: think of y"):
+        checks.check_choice("98-why", "a")
     with pytest.raises(checks.ExerciseError, match="choose one of 'a', 'b', 'c'"):
-        checks.check_choice("why", "d", "b", explanations)
-    checks.check_choice("why", " B ", "b", explanations)
+        checks.check_choice("98-why", "d")
+    checks.check_choice("98-why", " B ")
     assert "B is right because y." in capsys.readouterr().out
-    with pytest.raises(ValueError, match="correct must be one of"):
-        checks.check_choice("why", "a", "e", explanations)
+    checks.check_choice("98-why", ...)
+    assert "right because" not in capsys.readouterr().out, "an unanswered question reveals nothing"
 
 
-def test_prediction_reports_the_measured_outcome(capsys):
-    explanations = {"same": "It stays.", "symmetric": "Scores become symmetric."}
-    checks.check_prediction("tie W_Q = W_K", ..., "symmetric", explanations)
+def test_prediction_reports_the_measured_outcome(answer_tables, capsys):
+    checks.check_prediction("98-tie", ..., "symmetric")
     out = capsys.readouterr().out
-    assert "write your prediction first" in out and "symmetric" not in out.replace("W_K", "")
-    checks.check_prediction("tie W_Q = W_K", "same", "symmetric", explanations)
+    assert "write your prediction first" in out and "Scores become" not in out
+    checks.check_prediction("98-tie", "same", "symmetric")
     assert "you predicted 'same'; the measurement says 'symmetric'" in capsys.readouterr().out
-    checks.check_prediction("tie W_Q = W_K", "symmetric", "symmetric", explanations)
+    checks.check_prediction("98-tie", "symmetric", "symmetric")
     assert "your prediction was right" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="outcome must be one of"):
+        checks.check_prediction("98-tie", "same", "other")
+
+
+def test_numbers_from_the_answer_tables(answer_tables, capsys):
+    with pytest.raises(checks.ExerciseError, match="counts the biases twice"):
+        checks.check_number("98-count", 20)
+    checks.check_number("98-count", np.int64(12))
+    assert "[x] 98-count" in capsys.readouterr().out
+
+
+def test_unknown_exercise_ids_are_named():
+    with pytest.raises(ValueError, match="id like '04-mask-order'"):
+        checks.check_choice("why", "a")
+    with pytest.raises(ValueError, match="no choice exercise '04-nope'"):
+        checks.check_choice("04-nope", "a")
+    with pytest.raises(ValueError, match="no answers for notebook 97"):
+        checks.check_number("97-x", 1)
+
+
+def test_every_answer_table_is_well_formed():
+    import importlib
+    import pkgutil
+
+    import helpers.answers as answers
+
+    for info in pkgutil.iter_modules(answers.__path__):
+        module = importlib.import_module(f"helpers.answers.{info.name}")
+        for table in ("NUMBERS", "CHOICES", "PREDICTIONS"):
+            for exercise in getattr(module, table, {}):
+                assert exercise.startswith(info.name[1:3] + "-"), f"{exercise} belongs to notebook {info.name[1:]}"
+                entry = answers.lookup(table, exercise)
+                texts = entry.values() if table == "PREDICTIONS" else getattr(entry, "explanations", {}).values()
+                for text in texts:
+                    assert len(text) == 2 and all(text), f"{exercise}: every explanation in English and Chinese"
 
 
 def test_value_checker_names_known_wrong_values():
