@@ -1,0 +1,63 @@
+"""The course map: each notebook, the section of the lecture note it covers, and what it shows.
+
+This is the one place the map is kept. Notebook 00 prints it, each notebook's first cell quotes its section
+(``> **Article:** ...``) and README's table lists it; tests/test_course_map.py checks that they all agree.
+The lecture note is 【NLP251】Transformer中的Attention机制.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NOTE_TITLE = "【NLP251】Transformer中的Attention机制"
+
+
+@dataclass(frozen=True)
+class Notebook:
+    name: str
+    section: str  # the note's own heading(s), as the notebook's first cell quotes them
+    what: str  # what the learner sees, runs and checks (English)
+    what_zh: str  # the same, for the Chinese edition
+
+
+NOTEBOOKS = [
+    Notebook("00_start_here", "the whole note", "how to use the course, environment check, this map",
+             "课程使用说明、环境检查、讲义与笔记本的对照"),
+    Notebook("01_why_self_attention", "问题一：Seq2Seq有什么缺点吗？ / 问题二：模型具有更强的上下文权重信息会怎样？",
+             "what Seq2Seq lacks: a fixed context vector vs attention, measured; gradient reach of an RNN",
+             "Seq2Seq 缺什么：固定上下文向量与注意力的实测对比；RNN 的梯度能传多远"),
+    Notebook("02_qkv_toy_matrix", "1.1 Transformer中的自注意力机制运算流程",
+             "Q, K, V on the 4 words × 6 columns matrix, by hand, in torch and by the helpers",
+             "在 4 个词 × 6 列的小矩阵上手算 Q、K、V，再用 torch 和 helpers 验证"),
+    Notebook("03_scaled_dot_product", "1.3.1 Scaled Dot-Product Attention",
+             "the five steps; why √d_k and not d_k, by measurement", "五个步骤；用测量说明为什么除以 √d_k 而不是 d_k"),
+    Notebook("04_masking", "1.3.1 Scaled Dot-Product Attention — 可选的掩码",
+             "padding, causal and combined masks; −∞ in the softmax; the mask conventions",
+             "填充掩码、因果掩码及其组合；softmax 里的 −∞；三种掩码约定"),
+    Notebook("05_multi_head", "1.2.1 单头自注意力机制 / 1.2.2 多头自注意力机制 / 1.3.2 Multi-Head Attention",
+             "heads as reshapes; 8 heads; equality with nn.MultiheadAttention",
+             "用 reshape 拆分与拼接多头；8 个头；与 nn.MultiheadAttention 完全一致"),
+    Notebook("06_encoder", "2. Attention与Transformer的关系 — 编码器（Encoder）",
+             "residual, LayerNorm, feed-forward, positional encoding; post-LN vs pre-LN",
+             "残差连接、层标准化、前馈网络、位置编码；Post-LN 与 Pre-LN"),
+    Notebook("07_decoder", "2. Attention与Transformer的关系 — 解码器（Decoder）",
+             "masked self-attention, cross-attention; the future cannot leak",
+             "带掩码的自注意力、交叉注意力；未来的信息不会泄露"),
+    Notebook("08_full_transformer", "2. Attention与Transformer的关系 — N×（N = 6）",
+             "the full N = 6 stack trained on the CPU; decoding; attention explorer",
+             "完整的 N = 6 模型在 CPU 上训练；解码；注意力浏览器"),
+    Notebook("09_attention_everywhere", "1. 自注意力机制 — the list of architectures that borrow attention",
+             "what attention costs against length; the fused kernel; a tiny ViT",
+             "注意力的开销随长度的变化；融合内核；一个小小的 ViT"),
+    Notebook("10_attention_today", "beyond the note: attention as today's models run it",
+             "online softmax, the KV cache, MQA/GQA, RoPE, sliding windows",
+             "在线 softmax、KV 缓存、MQA/GQA、RoPE、滑动窗口"),
+]
+
+
+def section(name: str) -> str:
+    """The note's section that notebook ``name`` covers."""
+    for notebook in NOTEBOOKS:
+        if notebook.name == name:
+            return notebook.section
+    raise ValueError(f"name must be one of the course's notebooks {[n.name for n in NOTEBOOKS]}; got {name!r}")
