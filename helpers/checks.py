@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from collections import Counter
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -31,6 +29,7 @@ from torch import Tensor
 
 from helpers import answers
 from helpers.attention import causal_mask, padding_mask, scaled_dot_product_attention
+from helpers.course import edition
 from helpers.tasks import TOY_WORDS, toy_matrix, toy_projections
 
 __all__ = [
@@ -69,11 +68,8 @@ class ExerciseError(AssertionError):
 
 
 def language() -> str:
-    """``"zh"`` or ``"en"``: ``COURSE_LANG`` if set, else Chinese when the kernel runs in a ``zh`` folder."""
-    chosen = os.environ.get("COURSE_LANG", "").lower()
-    if chosen in ("en", "zh"):
-        return chosen
-    return "zh" if Path.cwd().name == "zh" else "en"
+    """``"zh"`` or ``"en"``: the edition's language (see :func:`helpers.course.edition`)."""
+    return edition()
 
 
 def _t(en: str, zh: str) -> str:

@@ -7,9 +7,20 @@ The lecture note is 【NLP251】Transformer中的Attention机制.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 NOTE_TITLE = "【NLP251】Transformer中的Attention机制"
+
+
+def edition() -> str:
+    """The edition being run, ``"zh"`` or ``"en"``: ``COURSE_LANG`` if set, else Chinese when the kernel runs in a
+    ``zh`` folder (``notebooks/zh/``, where JupyterLab starts the Chinese notebooks' kernels)."""
+    chosen = os.environ.get("COURSE_LANG", "").lower()
+    if chosen in ("en", "zh"):
+        return chosen
+    return "zh" if Path.cwd().name == "zh" else "en"
 
 
 @dataclass(frozen=True)
@@ -18,6 +29,10 @@ class Notebook:
     section: str  # the note's own heading(s), as the notebook's first cell quotes them
     what: str  # what the learner sees, runs and checks (English)
     what_zh: str  # the same, for the Chinese edition
+
+    def describe(self) -> str:
+        """What the notebook shows, in the edition's language."""
+        return self.what_zh if edition() == "zh" else self.what
 
 
 NOTEBOOKS = [
