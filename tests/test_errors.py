@@ -79,7 +79,7 @@ def test_multi_head_attention_rejects_bad_input(call, error, message):
 
 
 model = Transformer(8, 2, 1, 1, 16)
-seq2seq = Seq2SeqTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+seq2seq = Seq2SeqTransformer(vocab_size=10, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=16)
 tokens = torch.tensor([[3, 4, 5], [6, 7, 0]])
 
 

@@ -144,4 +144,4 @@ def test_feed_forward_is_position_wise():
 def test_from_torch_keeps_training_mode_and_dropout():
     reference = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.2, batch_first=True)
     ours = EncoderLayer.from_torch(reference)
-    assert ours.training and ours.dropout1.p == 0.2 and ours.self_attn.dropout == 0.2
+    assert ours.training and ours.self_attn_residual.dropout.p == 0.2 and ours.self_attn.dropout == 0.2

@@ -52,7 +52,7 @@ def test_token_accuracy_counts_missing_tokens_as_wrong():
 
 def test_greedy_decode_stops_at_eos_and_pads_after():
     seed_everything(0)
-    model = Seq2SeqTransformer(vocab_size=8, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
+    model = Seq2SeqTransformer(vocab_size=8, d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32).eval()
     with torch.no_grad():
         model.generator.bias.fill_(0.0)
         model.generator.bias[EOS] = 100.0  # always says EOS
@@ -62,7 +62,7 @@ def test_greedy_decode_stops_at_eos_and_pads_after():
 
 def test_greedy_decode_matches_full_forward_argmax():
     seed_everything(0)
-    model = Seq2SeqTransformer(vocab_size=10, d_model=16, num_heads=2, num_layers=2, d_ff=32).eval()
+    model = Seq2SeqTransformer(vocab_size=10, d_model=16, num_heads=2, num_encoder_layers=2, num_decoder_layers=2, d_ff=32).eval()
     with torch.no_grad():  # never PAD nor EOS, so the full pass sees the same tokens without a padding mask
         model.generator.bias[PAD] = model.generator.bias[EOS] = -100.0
     src = torch.tensor([[3, 4, 5, 6]])
@@ -74,7 +74,7 @@ def test_greedy_decode_matches_full_forward_argmax():
 def test_training_learns_the_copy_task():
     seed_everything(0)
     g = torch.Generator().manual_seed(0)
-    model = Seq2SeqTransformer(vocab_size=8, d_model=32, num_heads=4, num_layers=1, d_ff=64)
+    model = Seq2SeqTransformer(vocab_size=8, d_model=32, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=64)
     next_batch = lambda: make_batch("copy", 32, min_length=2, max_length=4, vocab_size=8, generator=g)
     held_out = make_batch("copy", 128, min_length=2, max_length=4, vocab_size=8,
                           generator=torch.Generator().manual_seed(99))
@@ -99,7 +99,7 @@ def test_gru_models_decode_like_their_teacher_forced_pass():
         tgt_in = torch.cat([torch.full((2, 1), BOS), out[:, :-1]], dim=1)
         assert torch.equal(model(src, tgt_in).argmax(-1), out)
         if attention:
-            assert torch.all(model.last_weights[1, :, 2:] == 0)  # no weight on the source padding
+            assert torch.all(model.cross_attention_weights[1, :, 2:] == 0)  # no weight on the source padding
         padded_more = torch.tensor([[7, 8, 0, 0, 0, 0]])
         assert torch.equal(model.greedy_decode(padded_more, 5), out[1:])
 
