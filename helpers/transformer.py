@@ -119,11 +119,13 @@ class Transformer(nn.Module):
         (usually one) and the decoding is causal; the cache grows by ``L_tgt`` positions.
         """
         self._check(tgt=tgt, memory=memory)
-        if cache is not None and not (isinstance(cache, KVCache) and len(cache.layers) == len(self.decoder_layers)):
-            raise TypeError(
-                f"cache must be a KVCache with {len(self.decoder_layers)} layers (Transformer.new_cache()); "
-                f"got {type(cache).__name__}"
-            )
+        if cache is not None:
+            if not isinstance(cache, KVCache):
+                raise TypeError(f"cache must be a KVCache (Transformer.new_cache()); got {type(cache).__name__}")
+            if len(cache.layers) != len(self.decoder_layers):
+                raise ValueError(
+                    f"cache must hold one entry per decoder layer, {len(self.decoder_layers)}; got {len(cache.layers)}"
+                )
         return self._decode(tgt, memory, tgt_mask, memory_mask, tgt_is_causal, self._keep(need_weights), cache)
 
     def _decode(
