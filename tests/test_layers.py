@@ -11,6 +11,7 @@ from torch_parity import assert_close, blocked, lengths_to_tokens
 
 from helpers.attention import causal_mask, padding_mask
 from helpers.layers import DecoderLayer, EncoderLayer, FeedForward, PositionalEncoding, Residual
+from helpers.tokens import PAD
 from helpers.transformer import Transformer, build_on_meta, count_parameters
 
 D_MODEL, HEADS, D_FF = 16, 4, 32
@@ -36,7 +37,7 @@ def batch(dtype, src_lengths=(6, 3), tgt_lengths=(5, 2), seed=5):
     tgt_tokens = lengths_to_tokens(list(tgt_lengths), max(tgt_lengths), g)
     src = torch.randn(len(src_lengths), max(src_lengths), D_MODEL, generator=g, dtype=dtype)
     tgt = torch.randn(len(tgt_lengths), max(tgt_lengths), D_MODEL, generator=g, dtype=dtype)
-    return src, tgt, padding_mask(src_tokens, 0), padding_mask(tgt_tokens, 0)
+    return src, tgt, padding_mask(src_tokens, PAD), padding_mask(tgt_tokens, PAD)
 
 
 def real_positions(pad: torch.Tensor) -> torch.Tensor:
