@@ -11,7 +11,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from helpers.arguments import require_int
-from helpers.attention import scaled_dot_product_attention
+from helpers.attention import padding_mask, scaled_dot_product_attention
 from helpers.tokens import BOS, EOS, PAD, check_special_ids, require_token_ids
 
 __all__ = ["GRUSeq2Seq"]
@@ -56,7 +56,7 @@ class GRUSeq2Seq(nn.Module):
         """decoder states (batch, L_tgt, hidden) -> logits (batch, L_tgt, vocab)."""
         if not self.attention:
             return self.out(decoded)
-        real = (src != self.pad_id).unsqueeze(1)  # (batch, 1, L_src), True = a real token
+        real = padding_mask(src, self.pad_id)  # (batch, 1, L_src), True = a real token
         mixed, self.cross_attention_weights = scaled_dot_product_attention(decoded, states, states, real)
         return self.out(torch.tanh(self.combine(torch.cat([decoded, mixed], dim=-1))))
 
