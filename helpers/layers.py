@@ -1,4 +1,5 @@
-"""The pieces of one Transformer layer: positional encoding, feed-forward, encoder and decoder layers.
+"""The pieces of one Transformer layer: positional encoding, feed-forward, the residual sub-layer, encoder and
+decoder layers.
 
 The layers follow ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` (ReLU, dropout
 in the same places, ``norm_first`` for pre-LN), so that ``from_torch`` copies give the same numbers.
@@ -6,16 +7,20 @@ in the same places, ``norm_first`` for pre-LN), so that ``from_torch`` copies gi
 
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from helpers.attention import MultiHeadAttention
+from helpers.arguments import module_dtype, require_dropout, require_dtype, require_int
+from helpers.attention import MultiHeadAttention, causal_mask
+from helpers.kv_cache import LayerCache
 from helpers.validation import require_float, require_last_dim, require_ndim, shape_str
 
-__all__ = ["PositionalEncoding", "FeedForward", "EncoderLayer", "DecoderLayer"]
+__all__ = ["PositionalEncoding", "FeedForward", "Residual", "EncoderLayer", "DecoderLayer"]
 
 
 def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
@@ -28,26 +33,38 @@ def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
     return table.to(torch.get_default_dtype())
 
 
+def _check_embeddings(name: str, x: object, d_model: int, dtype: torch.dtype | None = None) -> Tensor:
+    """x is a floating (batch, L, d_model) tensor, of the module's dtype when ``dtype`` is given."""
+    tensor = require_float(name, x)
+    require_ndim(name, tensor, 3, "(batch, L, d_model)")
+    require_last_dim(name, tensor, d_model, "d_model")
+    if dtype is not None:
+        require_dtype(name, tensor, dtype)
+    return tensor
+
+
 class PositionalEncoding(nn.Module):
     """Adds the paper's sinusoidal position table to (batch, L, d_model) embeddings."""
 
     def __init__(self, d_model: int, max_len: int = 512, *, dropout: float = 0.0) -> None:
         super().__init__()
-        if d_model < 1 or max_len < 1:
-            raise ValueError(f"d_model and max_len must be positive; got d_model = {d_model}, max_len = {max_len}")
+        require_int("d_model", d_model, minimum=1)
+        require_int("max_len", max_len, minimum=1)
         self.d_model = d_model
         self.max_len = max_len
         self.register_buffer("pe", sinusoidal_table(max_len, d_model), persistent=False)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(require_dropout("dropout", dropout))
 
-    def forward(self, x: Tensor) -> Tensor:
-        """(batch, L, d_model) -> (batch, L, d_model)."""
-        require_float("x", x)
-        require_ndim("x", x, 3, "(batch, L, d_model)")
-        require_last_dim("x", x, self.d_model, "d_model")
-        if x.shape[1] > self.max_len:
-            raise ValueError(f"x must have length L <= max_len = {self.max_len}; got shape {shape_str(x.shape)}")
-        return self.dropout(x + self.pe[: x.shape[1]].to(x.dtype))
+    def forward(self, x: Tensor, *, start: int = 0) -> Tensor:
+        """(batch, L, d_model) -> (batch, L, d_model); the rows are positions start .. start + L - 1."""
+        _check_embeddings("x", x, self.d_model)
+        if start + x.shape[1] > self.max_len:
+            raise ValueError(
+                f"x must have length L <= max_len = {self.max_len}"
+                + (f" - start = {self.max_len - start}" if start else "")
+                + f"; got shape {shape_str(x.shape)}"
+            )
+        return self.dropout(x + self.pe[start : start + x.shape[1]].to(x.dtype))
 
 
 class FeedForward(nn.Module):
@@ -55,55 +72,119 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, *, dropout: float = 0.0, bias: bool = True) -> None:
         super().__init__()
-        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.d_model = require_int("d_model", d_model, minimum=1)
+        self.linear1 = nn.Linear(d_model, require_int("d_ff", d_ff, minimum=1), bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(require_dropout("dropout", dropout))
 
     def forward(self, x: Tensor) -> Tensor:
-        """(batch, L, d_model) -> (batch, L, d_ff) -> (batch, L, d_model), each position on its own."""
+        """(batch, L, d_model) -> (batch, L, d_model), checked; see :meth:`position_wise`."""
+        _check_embeddings("x", x, self.d_model, self.linear1.weight.dtype)
+        return self.position_wise(x)
+
+    def position_wise(self, x: Tensor) -> Tensor:
+        """(..., d_model) -> (..., d_ff) -> (..., d_model), each position on its own (unchecked)."""
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
 
 
-def _check_torch_layer(layer: nn.Module, kind: type) -> None:
-    if not isinstance(layer, kind):
-        raise TypeError(f"layer must be an nn.{kind.__name__}; got {type(layer).__name__}")
-    if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
-        raise ValueError("layer must use the ReLU activation (the paper's); got another activation")
-    if not layer.self_attn.batch_first:
-        raise ValueError("layer must be built with batch_first=True; got batch_first=False")
+class Residual(nn.Module):
+    """A residual connection around a sub-layer, with its LayerNorm and dropout.
 
-
-def _from_torch(cls: type, layer: nn.Module, kind: type) -> nn.Module:
-    """A ``cls`` layer with the configuration and the weights of PyTorch's ``layer`` (an instance of ``kind``).
-
-    Copies what encoder and decoder layers share: self-attention, feed-forward and the LayerNorms.
+    post-LN (the paper, ``norm_first=False``): x -> LN(x + dropout(sublayer(x)));
+    pre-LN (``norm_first=True``):           x -> x + dropout(sublayer(LN(x))).
     """
-    _check_torch_layer(layer, kind)
-    attn = layer.self_attn
-    new = cls(
-        attn.embed_dim,
-        attn.num_heads,
-        layer.linear1.out_features,
-        dropout=layer.dropout.p,
-        norm_first=layer.norm_first,
-        layer_norm_eps=layer.norm1.eps,
-        bias=attn.in_proj_bias is not None,
-    ).to(device=attn.in_proj_weight.device, dtype=attn.in_proj_weight.dtype)
-    new.self_attn = MultiHeadAttention.from_torch(attn)
-    new.feed_forward.linear1.load_state_dict(layer.linear1.state_dict())
-    new.feed_forward.linear2.load_state_dict(layer.linear2.state_dict())
-    for name in ("norm1", "norm2", "norm3"):
-        if hasattr(layer, name):
-            getattr(new, name).load_state_dict(getattr(layer, name).state_dict())
-    return new
+
+    def __init__(self, d_model: int, *, dropout: float, norm_first: bool, layer_norm_eps: float, bias: bool) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        """x (batch, L, d_model), sublayer: (batch, L, d_model) -> (batch, L, d_model)."""
+        if self.norm_first:
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
 
 
-class EncoderLayer(nn.Module):
-    """Self-attention and feed-forward, each wrapped in a residual connection and a LayerNorm.
+# Until every MultiHeadAttention takes is_causal, the same meaning as a materialised mask (one place to switch).
+_MHA_TAKES_IS_CAUSAL = "is_causal" in inspect.signature(MultiHeadAttention.forward).parameters
 
-    post-LN (the paper, ``norm_first=False``): x = LN(x + Sublayer(x));
-    pre-LN (``norm_first=True``):           x = x + Sublayer(LN(x)).
-    """
+
+def _self_attention(
+    attn: MultiHeadAttention, h: Tensor, mask: Tensor | None, is_causal: bool, need_weights: bool
+) -> tuple[Tensor, Tensor | None]:
+    """h (batch, L, d_model) attends to itself; ``is_causal`` ANDs "position i sees 0..i" into ``mask``."""
+    if _MHA_TAKES_IS_CAUSAL:
+        return attn(h, h, h, mask, is_causal=is_causal, need_weights=need_weights)
+    if is_causal:
+        causal = causal_mask(h.shape[1], device=h.device)
+        mask = causal if mask is None else causal & mask
+    return attn(h, h, h, mask, need_weights=need_weights)
+
+
+class _Layer(nn.Module):
+    """What encoder and decoder layers share: self-attention, [cross-attention,] feed-forward, each in a Residual."""
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        *,
+        dropout: float,
+        norm_first: bool,
+        layer_norm_eps: float,
+        bias: bool,
+        cross_attention: bool,
+    ) -> None:
+        super().__init__()
+        require_dropout("dropout", dropout)
+        # built in this order so that a seed gives the same weights as PyTorch's layers (and as before)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
+        if cross_attention:
+            self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
+        options = dict(dropout=dropout, norm_first=norm_first, layer_norm_eps=layer_norm_eps, bias=bias)
+        self.self_attn_residual = Residual(d_model, **options)
+        if cross_attention:
+            self.cross_attn_residual = Residual(d_model, **options)
+        self.feed_forward_residual = Residual(d_model, **options)
+        self.self_attention_weights: Tensor | None = None  # (batch, heads, L, L) of the last forward, if asked
+
+    @classmethod
+    def _from_torch(cls, layer: nn.Module, kind: type) -> _Layer:
+        """A ``cls`` layer with the configuration and the weights of PyTorch's ``layer`` (an instance of ``kind``)."""
+        if not isinstance(layer, kind):
+            raise TypeError(f"layer must be an nn.{kind.__name__}; got {type(layer).__name__}")
+        if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
+            raise ValueError("layer must use the ReLU activation (the paper's); got another activation")
+        if not layer.self_attn.batch_first:
+            raise ValueError("layer must be built with batch_first=True; got batch_first=False")
+        attn = layer.self_attn
+        new = cls(
+            attn.embed_dim,
+            attn.num_heads,
+            layer.linear1.out_features,
+            dropout=layer.dropout.p,
+            norm_first=layer.norm_first,
+            layer_norm_eps=layer.norm1.eps,
+            bias=attn.in_proj_bias is not None,
+        ).to(device=attn.in_proj_weight.device, dtype=attn.in_proj_weight.dtype)
+        new.self_attn = MultiHeadAttention.from_torch(attn)
+        if hasattr(layer, "multihead_attn"):
+            new.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
+        new.feed_forward.linear1.load_state_dict(layer.linear1.state_dict())
+        new.feed_forward.linear2.load_state_dict(layer.linear2.state_dict())
+        # PyTorch numbers its norms in the order of the sub-layers
+        residuals = [module for module in new.children() if isinstance(module, Residual)]
+        for residual, norm in zip(residuals, (layer.norm1, layer.norm2, getattr(layer, "norm3", None))):
+            residual.norm.load_state_dict(norm.state_dict())
+        return new.train(layer.training)
+
+
+class EncoderLayer(_Layer):
+    """Self-attention and feed-forward, each wrapped in a :class:`Residual` (residual connection + LayerNorm)."""
 
     def __init__(
         self,
@@ -116,40 +197,34 @@ class EncoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
         bias: bool = True,
     ) -> None:
-        super().__init__()
-        self.d_model = d_model
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.attention_weights: Tensor | None = None  # (batch, heads, L, L) of the last forward, if asked
+        super().__init__(d_model, num_heads, d_ff, dropout=dropout, norm_first=norm_first,
+                         layer_norm_eps=layer_norm_eps, bias=bias, cross_attention=False)
 
-    def _self_attention(self, x: Tensor, mask: Tensor | None, need_weights: bool) -> Tensor:
-        out, self.attention_weights = self.self_attn(x, x, x, mask, need_weights=need_weights)
-        return self.dropout1(out)
-
-    def forward(self, x: Tensor, mask: Tensor | None = None, *, need_weights: bool = False) -> Tensor:
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, is_causal: bool = False, need_weights: bool = False
+    ) -> Tensor:
         """x (batch, L, d_model), mask broadcastable to (batch, L, L) -> (batch, L, d_model).
 
-        With ``need_weights=True`` the attention weights are kept in ``self.attention_weights``.
+        ``is_causal=True`` also lets position i see only positions 0..i (ANDed with ``mask``).
+        With ``need_weights=True`` the attention weights are kept in ``self.self_attention_weights``.
         """
-        if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), mask, need_weights)
-            return x + self.dropout2(self.feed_forward(self.norm2(x)))
-        x = self.norm1(x + self._self_attention(x, mask, need_weights))
-        return self.norm2(x + self.dropout2(self.feed_forward(x)))
+        require_dtype("x", require_float("x", x), module_dtype(self))
+
+        def self_attention(h: Tensor) -> Tensor:
+            out, self.self_attention_weights = _self_attention(self.self_attn, h, mask, is_causal, need_weights)
+            return out
+
+        x = self.self_attn_residual(x, self_attention)
+        return self.feed_forward_residual(x, self.feed_forward.position_wise)
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderLayer:
         """A copy of a ``batch_first=True`` ``nn.TransformerEncoderLayer`` (ReLU) with the same numbers."""
-        return _from_torch(cls, layer, nn.TransformerEncoderLayer).train(layer.training)
+        return cls._from_torch(layer, nn.TransformerEncoderLayer)
 
 
-class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention over the encoder output, feed-forward; each with residual + LayerNorm."""
+class DecoderLayer(_Layer):
+    """Masked self-attention, cross-attention over the encoder output, feed-forward; each in a :class:`Residual`."""
 
     def __init__(
         self,
@@ -162,29 +237,9 @@ class DecoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
         bias: bool = True,
     ) -> None:
-        super().__init__()
-        self.d_model = d_model
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.dropout3 = nn.Dropout(dropout)
-        self.self_attention_weights: Tensor | None = None  # (batch, heads, L_tgt, L_tgt)
+        super().__init__(d_model, num_heads, d_ff, dropout=dropout, norm_first=norm_first,
+                         layer_norm_eps=layer_norm_eps, bias=bias, cross_attention=True)
         self.cross_attention_weights: Tensor | None = None  # (batch, heads, L_tgt, L_src)
-
-    def _self_attention(self, x: Tensor, mask: Tensor | None, need_weights: bool) -> Tensor:
-        out, self.self_attention_weights = self.self_attn(x, x, x, mask, need_weights=need_weights)
-        return self.dropout1(out)
-
-    def _cross_attention(self, x: Tensor, memory: Tensor, mask: Tensor | None, need_weights: bool) -> Tensor:
-        # queries from the decoder, keys and values from the encoder output
-        out, self.cross_attention_weights = self.cross_attn(x, memory, memory, mask, need_weights=need_weights)
-        return self.dropout2(out)
 
     def forward(
         self,
@@ -193,24 +248,45 @@ class DecoderLayer(nn.Module):
         tgt_mask: Tensor | None = None,
         memory_mask: Tensor | None = None,
         *,
+        tgt_is_causal: bool = False,
         need_weights: bool = False,
+        cache: LayerCache | None = None,
     ) -> Tensor:
         """x (batch, L_tgt, d_model), memory (batch, L_src, d_model) -> (batch, L_tgt, d_model).
 
-        ``tgt_mask`` broadcasts to (batch, L_tgt, L_tgt) (usually causal), ``memory_mask`` to
-        (batch, L_tgt, L_src) (usually the source padding mask).
+        ``tgt_mask`` broadcasts to (batch, L_tgt, L_tgt), ``memory_mask`` to (batch, L_tgt, L_src) (usually
+        the source padding mask). ``tgt_is_causal=True`` lets target position i see only positions 0..i
+        (ANDed with ``tgt_mask``): PyTorch's fastest path when there is no ``tgt_mask``.
+
+        With a ``cache`` (incremental decoding, see :mod:`helpers.kv_cache`) ``x`` holds only the new
+        positions; they see every cached position and, causally, each other; ``tgt_mask`` must be None.
         """
-        if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), tgt_mask, need_weights)
-            x = x + self._cross_attention(self.norm2(x), memory, memory_mask, need_weights)
-            return x + self.dropout3(self.feed_forward(self.norm3(x)))
-        x = self.norm1(x + self._self_attention(x, tgt_mask, need_weights))
-        x = self.norm2(x + self._cross_attention(x, memory, memory_mask, need_weights))
-        return self.norm3(x + self.dropout3(self.feed_forward(x)))
+        require_dtype("x", require_float("x", x), module_dtype(self))
+        if cache is not None and tgt_mask is not None:
+            raise ValueError("tgt_mask must be None with a cache (cached decoding is causal); got a mask")
+
+        def self_attention(h: Tensor) -> Tensor:
+            if cache is None:
+                out, weights = _self_attention(self.self_attn, h, tgt_mask, tgt_is_causal, need_weights)
+            else:
+                out, weights = cache.self_attention(self.self_attn, h)
+            self.self_attention_weights = weights if need_weights else None
+            return out
+
+        def cross_attention(h: Tensor) -> Tensor:
+            # queries from the decoder, keys and values from the encoder output
+            if cache is None:
+                out, weights = self.cross_attn(h, memory, memory, memory_mask, need_weights=need_weights)
+            else:
+                out, weights = cache.cross_attention(self.cross_attn, h, memory, memory_mask)
+            self.cross_attention_weights = weights if need_weights else None
+            return out
+
+        x = self.self_attn_residual(x, self_attention)
+        x = self.cross_attn_residual(x, cross_attention)
+        return self.feed_forward_residual(x, self.feed_forward.position_wise)
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderLayer:
         """A copy of a ``batch_first=True`` ``nn.TransformerDecoderLayer`` (ReLU) with the same numbers."""
-        new = _from_torch(cls, layer, nn.TransformerDecoderLayer)
-        new.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
-        return new.train(layer.training)
+        return cls._from_torch(layer, nn.TransformerDecoderLayer)

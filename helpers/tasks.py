@@ -1,6 +1,7 @@
 """Toy data: the article's 4 words x 6 columns matrix and seeded sequence-to-sequence tasks.
 
-Nothing is downloaded: every data set here is generated from a seed.
+Nothing is downloaded: every data set here is generated from a seed. The special ids PAD, BOS, EOS and
+FIRST_SYMBOL live in :mod:`helpers.tokens`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import Tensor
+
+from helpers.tokens import BOS, EOS, FIRST_SYMBOL, PAD  # re-exported: `from helpers.tasks import PAD` still works
 
 __all__ = [
     "TOY_WORDS",
@@ -50,11 +53,6 @@ def toy_projections() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     w_k = np.array([[0, 1, 0], [-1, 0, 0], [0, 1, -1], [1, -1, 1], [1, 0, 0], [-1, -1, 0]], dtype=float)
     w_v = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0], [0, 0, 1], [2, 0, 1]], dtype=float)
     return w_q, w_k, w_v
-
-
-PAD, BOS, EOS = 0, 1, 2
-#: the first token id that is a real symbol (ids below it are PAD, BOS, EOS)
-FIRST_SYMBOL = 3
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Training loop with a progress bar, greedy-decoding accuracy, for the toy sequence tasks.
 
-A model here is any ``nn.Module`` with ``forward(src, tgt_in) -> logits (batch, L_tgt, vocab)`` and
-``greedy_decode(src, max_new_tokens) -> tokens (batch, <= max_new_tokens)``: the Transformer of
-:mod:`helpers.seq2seq` and the GRU models of :mod:`helpers.rnn` both are.
+A model here is any ``nn.Module`` with ``forward(src, tgt_in) -> logits (batch, L_tgt, vocab)``,
+``greedy_decode(src, max_new_tokens) -> tokens (batch, <= max_new_tokens)`` and a ``pad_id``: the
+Transformer of :mod:`helpers.seq2seq` and the GRU models of :mod:`helpers.rnn` all are.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from helpers.tasks import PAD, Seq2SeqBatch
+from helpers.tasks import Seq2SeqBatch
+from helpers.tokens import PAD
 from helpers.validation import require_tokens, shape_str
 
-__all__ = ["TrainResult", "sequence_loss", "exact_match", "token_accuracy", "evaluate", "train"]
+__all__ = ["TrainResult", "sequence_loss", "exact_match", "token_accuracy", "model_pad_id", "evaluate", "train"]
 
 
 @dataclass
@@ -78,14 +79,19 @@ def token_accuracy(predicted: Tensor, target: Tensor, pad_id: int = PAD) -> floa
     return float((predicted == target)[real].float().mean())
 
 
+def model_pad_id(model: nn.Module, pad_id: int | None = None) -> int:
+    """``pad_id`` if given, else the model's own ``pad_id``, else :data:`helpers.tokens.PAD`."""
+    return getattr(model, "pad_id", PAD) if pad_id is None else pad_id
+
+
 @torch.no_grad()
-def evaluate(model: nn.Module, batch: Seq2SeqBatch) -> float:
-    """Exact-match accuracy of greedy decoding on ``batch``, in [0, 1]."""
+def evaluate(model: nn.Module, batch: Seq2SeqBatch, *, pad_id: int | None = None) -> float:
+    """Exact-match accuracy of greedy decoding on ``batch``, in [0, 1] (``pad_id``: the model's by default)."""
     was_training = model.training
     model.eval()
     predicted = model.greedy_decode(batch.src, batch.tgt_out.shape[1])
     model.train(was_training)
-    return float(exact_match(predicted, batch.tgt_out).float().mean())
+    return float(exact_match(predicted, batch.tgt_out, model_pad_id(model, pad_id)).float().mean())
 
 
 def train(
@@ -101,6 +107,7 @@ def train(
     target_accuracy: float | None = None,
     progress: bool = True,
     desc: str = "training",
+    pad_id: int | None = None,
 ) -> TrainResult:
     """Adam with a linear warm-up, teacher forcing, gradient clipping at 1.
 
@@ -109,7 +116,9 @@ def train(
 
     Evaluates exact-match accuracy on ``eval_batch`` every ``eval_every`` steps and at the end; stops
     early once it reaches ``target_accuracy``. Shows a tqdm progress bar with loss and accuracy.
+    The loss ignores ``pad_id`` targets (by default the model's ``pad_id``).
     """
+    pad_id = model_pad_id(model, pad_id)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
 
     def factor(step: int) -> float:
@@ -124,7 +133,7 @@ def train(
     bar = tqdm(range(1, steps + 1), desc=desc, disable=not progress, leave=True)
     for step in bar:
         batch = next_batch()
-        loss = sequence_loss(model(batch.src, batch.tgt_in), batch.tgt_out)
+        loss = sequence_loss(model(batch.src, batch.tgt_in), batch.tgt_out, pad_id)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -132,7 +141,7 @@ def train(
         schedule.step()
         result.losses.append(loss.item())
         if eval_batch is not None and (step % eval_every == 0 or step == steps):
-            accuracy = evaluate(model, eval_batch)
+            accuracy = evaluate(model, eval_batch, pad_id=pad_id)
             result.accuracies.append((step, accuracy))
             bar.set_postfix(loss=f"{loss.item():.3f}", accuracy=f"{accuracy:.3f}")
             if target_accuracy is not None and accuracy >= target_accuracy:

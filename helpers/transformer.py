@@ -1,23 +1,50 @@
-"""The full encoder-decoder stack, structured like ``torch.nn.Transformer`` (final LayerNorm on both stacks)."""
+"""The full encoder-decoder stack, structured like ``torch.nn.Transformer`` (final LayerNorm on both stacks).
+
+Also :func:`count_parameters` and :func:`build_on_meta`: the size of a big configuration without allocating it.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 from torch import Tensor, nn
 
-from helpers.layers import DecoderLayer, EncoderLayer
-from helpers.validation import require_float, require_last_dim, require_ndim, require_same_batch
+from helpers.arguments import module_dtype, require_dropout, require_int
+from helpers.kv_cache import KVCache
+from helpers.layers import DecoderLayer, EncoderLayer, _check_embeddings
+from helpers.validation import require_same_batch
 
-__all__ = ["Transformer"]
+__all__ = ["Transformer", "count_parameters", "build_on_meta"]
+
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
+
+
+def count_parameters(module: nn.Module) -> int:
+    """The number of numbers in ``module``'s parameters; works on the meta device (see :func:`build_on_meta`)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def build_on_meta(factory: Callable[[], ModuleT]) -> ModuleT:
+    """``factory()`` built on ``torch.device("meta")``: tensors with shapes but no storage and no random draws.
+
+    ``count_parameters(build_on_meta(lambda: nn.Transformer(1024, 16, 6, 6, 4096)))`` counts 176 M parameters
+    without allocating 700 MB. The model cannot compute; it is for counting and inspecting shapes.
+    """
+    with torch.device("meta"):
+        return factory()
 
 
 class Transformer(nn.Module):
     """N encoder layers and N decoder layers working on embeddings (batch-first).
 
-    The defaults are the paper's base model: d_model = 512, 8 heads, N = 6, d_ff = 2048.
+    The defaults are the paper's base model: d_model = 512, 8 heads, N = 6, d_ff = 2048; the arguments
+    are those of ``nn.Transformer`` (``num_encoder_layers``, ``num_decoder_layers``).
     Masks follow the course convention (bool, True = may attend):
     ``src_mask`` (batch, L_src, L_src) or (batch, 1, L_src), ``tgt_mask`` (L_tgt, L_tgt) or
-    (batch, L_tgt, L_tgt), ``memory_mask`` (batch, 1, L_src) or (batch, L_tgt, L_src).
+    (batch, L_tgt, L_tgt) or (batch, 1, L_tgt), ``memory_mask`` (batch, 1, L_src) or (batch, L_tgt, L_src).
+    ``tgt_is_causal=True`` ANDs the causal mask into ``tgt_mask`` (without a ``tgt_mask``, PyTorch's fastest path).
     """
 
     def __init__(
@@ -34,9 +61,14 @@ class Transformer(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
+        require_int("d_model", d_model, minimum=1)
+        require_int("num_heads", num_heads, minimum=1)
+        require_int("num_encoder_layers", num_encoder_layers, minimum=0)
+        require_int("num_decoder_layers", num_decoder_layers, minimum=0)
+        require_int("d_ff", d_ff, minimum=1)
+        require_dropout("dropout", dropout)
         options = dict(dropout=dropout, norm_first=norm_first, layer_norm_eps=layer_norm_eps, bias=bias)
         self.d_model = d_model
-        self.num_heads = num_heads
         self.encoder_layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, **options) for _ in range(num_encoder_layers)
         )
@@ -46,19 +78,26 @@ class Transformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.decoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
 
-    def _check(self, name: str, x: Tensor) -> None:
-        require_float(name, x)
-        require_ndim(name, x, 3, "(batch, L, d_model) embeddings")
-        require_last_dim(name, x, self.d_model, "d_model")
+    def _check(self, **embeddings: Tensor) -> None:
+        """Each (given by name) is a (batch, L, d_model) tensor of the model's dtype, all with one batch size."""
+        dtype = module_dtype(self)
+        for name, x in embeddings.items():
+            _check_embeddings(name, x, self.d_model, dtype)
+        require_same_batch(**embeddings)
 
     def _keep(self, need_weights: bool | None) -> bool:
         return (not self.training) if need_weights is None else need_weights
 
+    def new_cache(self) -> KVCache:
+        """An empty key/value cache for :meth:`decode`, one entry per decoder layer."""
+        return KVCache(len(self.decoder_layers))
+
     def encode(self, src: Tensor, src_mask: Tensor | None = None, *, need_weights: bool | None = None) -> Tensor:
         """src (batch, L_src, d_model) -> memory (batch, L_src, d_model)."""
-        self._check("src", src)
-        keep = self._keep(need_weights)
-        x = src
+        self._check(src=src)
+        return self._encode(src, src_mask, self._keep(need_weights))
+
+    def _encode(self, x: Tensor, src_mask: Tensor | None, keep: bool) -> Tensor:
         for layer in self.encoder_layers:
             x = layer(x, src_mask, need_weights=keep)
         return self.encoder_norm(x)
@@ -70,16 +109,38 @@ class Transformer(nn.Module):
         tgt_mask: Tensor | None = None,
         memory_mask: Tensor | None = None,
         *,
+        tgt_is_causal: bool = False,
         need_weights: bool | None = None,
+        cache: KVCache | None = None,
     ) -> Tensor:
-        """tgt (batch, L_tgt, d_model), memory (batch, L_src, d_model) -> (batch, L_tgt, d_model)."""
-        self._check("tgt", tgt)
-        self._check("memory", memory)
-        require_same_batch(tgt=tgt, memory=memory)
-        keep = self._keep(need_weights)
-        x = tgt
-        for layer in self.decoder_layers:
-            x = layer(x, memory, tgt_mask, memory_mask, need_weights=keep)
+        """tgt (batch, L_tgt, d_model), memory (batch, L_src, d_model) -> (batch, L_tgt, d_model).
+
+        With a ``cache`` (from :meth:`new_cache`) ``tgt`` holds only the positions after the cached ones
+        (usually one) and the decoding is causal; the cache grows by ``L_tgt`` positions.
+        """
+        self._check(tgt=tgt, memory=memory)
+        if cache is not None:
+            if not isinstance(cache, KVCache):
+                raise TypeError(f"cache must be a KVCache (Transformer.new_cache()); got {type(cache).__name__}")
+            if len(cache.layers) != len(self.decoder_layers):
+                raise ValueError(
+                    f"cache must hold one entry per decoder layer, {len(self.decoder_layers)}; got {len(cache.layers)}"
+                )
+        return self._decode(tgt, memory, tgt_mask, memory_mask, tgt_is_causal, self._keep(need_weights), cache)
+
+    def _decode(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None,
+        memory_mask: Tensor | None,
+        tgt_is_causal: bool,
+        keep: bool,
+        cache: KVCache | None = None,
+    ) -> Tensor:
+        for i, layer in enumerate(self.decoder_layers):
+            x = layer(x, memory, tgt_mask, memory_mask, tgt_is_causal=tgt_is_causal, need_weights=keep,
+                      cache=None if cache is None else cache.layers[i])
         return self.decoder_norm(x)
 
     def forward(
@@ -90,6 +151,7 @@ class Transformer(nn.Module):
         tgt_mask: Tensor | None = None,
         memory_mask: Tensor | None = None,
         *,
+        tgt_is_causal: bool = False,
         need_weights: bool | None = None,
     ) -> Tensor:
         """src (batch, L_src, d_model), tgt (batch, L_tgt, d_model) -> (batch, L_tgt, d_model).
@@ -97,11 +159,10 @@ class Transformer(nn.Module):
         ``need_weights=None`` keeps the attention weights in eval mode (for :meth:`attention_maps`) and
         takes the fused fast path in training mode.
         """
-        self._check("src", src)
-        self._check("tgt", tgt)
-        require_same_batch(src=src, tgt=tgt)
-        memory = self.encode(src, src_mask, need_weights=need_weights)
-        return self.decode(tgt, memory, tgt_mask, memory_mask, need_weights=need_weights)
+        self._check(src=src, tgt=tgt)
+        keep = self._keep(need_weights)
+        memory = self._encode(src, src_mask, keep)
+        return self._decode(tgt, memory, tgt_mask, memory_mask, tgt_is_causal, keep)
 
     def attention_maps(self) -> dict[str, Tensor]:
         """The weights of the last forward, stacked over layers.
@@ -110,7 +171,7 @@ class Transformer(nn.Module):
         "cross": (layers, batch, heads, L_tgt, L_src)}``.
         """
         maps = {
-            "encoder_self": [layer.attention_weights for layer in self.encoder_layers],
+            "encoder_self": [layer.self_attention_weights for layer in self.encoder_layers],
             "decoder_self": [layer.self_attention_weights for layer in self.decoder_layers],
             "cross": [layer.cross_attention_weights for layer in self.decoder_layers],
         }
@@ -128,8 +189,7 @@ class Transformer(nn.Module):
             raise TypeError(f"module must be an nn.Transformer; got {type(module).__name__}")
         encoder_layers = [EncoderLayer.from_torch(layer) for layer in module.encoder.layers]
         decoder_layers = [DecoderLayer.from_torch(layer) for layer in module.decoder.layers]
-        first = encoder_layers[0]
-        linear1 = first.feed_forward.linear1
+        linear1 = encoder_layers[0].feed_forward.linear1
         new = cls(
             module.d_model,
             module.nhead,
@@ -137,8 +197,8 @@ class Transformer(nn.Module):
             0,
             linear1.out_features,
             dropout=module.encoder.layers[0].dropout.p,
-            norm_first=first.norm_first,
-            layer_norm_eps=first.norm1.eps,
+            norm_first=encoder_layers[0].self_attn_residual.norm_first,
+            layer_norm_eps=module.encoder.norm.eps,
             bias=linear1.bias is not None,
         ).to(device=linear1.weight.device, dtype=linear1.weight.dtype)
         new.encoder_layers = nn.ModuleList(encoder_layers)

@@ -9,8 +9,10 @@ import torch
 from torch import nn
 
 from helpers.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention
-from helpers.layers import EncoderLayer, PositionalEncoding
+from helpers.kv_cache import KVCache
+from helpers.layers import DecoderLayer, EncoderLayer, FeedForward, PositionalEncoding
 from helpers.plotting import heatmap
+from helpers.rnn import GRUSeq2Seq
 from helpers.seq2seq import Seq2SeqTransformer
 from helpers.tasks import make_batch
 from helpers.transformer import Transformer
@@ -79,7 +81,8 @@ def test_multi_head_attention_rejects_bad_input(call, error, message):
 
 
 model = Transformer(8, 2, 1, 1, 16)
-seq2seq = Seq2SeqTransformer(vocab_size=10, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+seq2seq = Seq2SeqTransformer(vocab_size=10, d_model=8, num_heads=2,
+                             num_encoder_layers=1, num_decoder_layers=1, d_ff=16)
 tokens = torch.tensor([[3, 4, 5], [6, 7, 0]])
 
 
@@ -134,5 +137,71 @@ def test_models_reject_bad_input(call, error, message):
     ],
 )
 def test_from_torch_rejects_what_it_cannot_copy(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+# Issue 20's model-level cases: each a clear error naming the argument, at the entry point.
+float32_model = Transformer(8, 2, 1, 1, 16)
+src8, tgt8 = torch.randn(2, 5, 8), torch.randn(2, 4, 8)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: float32_model(src8.double(), tgt8.double()), TypeError,
+         "src must have the module's dtype torch.float32; got torch.float64"),
+        (lambda: float32_model(src8, tgt8.half()), TypeError,
+         "tgt must have the module's dtype torch.float32; got torch.float16"),
+        (lambda: float32_model.encode(src8.half()), TypeError, "src must have the module's dtype torch.float32"),
+        (lambda: float32_model.decode(tgt8, src8.double()), TypeError,
+         "memory must have the module's dtype torch.float32; got torch.float64"),
+        (lambda: EncoderLayer(8, 2, 16)(src8.double()), TypeError,
+         "x must have the module's dtype torch.float32; got torch.float64"),
+        (lambda: DecoderLayer(8, 2, 16)(tgt8.half(), src8), TypeError, "x must have the module's dtype"),
+        (lambda: FeedForward(8, 16)(src8.double()), TypeError, "x must have the module's dtype torch.float32"),
+        (lambda: FeedForward(8, -1), ValueError, "d_ff must be positive; got -1"),
+        (lambda: FeedForward(8, 2.5), TypeError, "d_ff must be an int; got float 2.5"),
+        (lambda: Transformer(d_ff=-5), ValueError, "d_ff must be positive; got -5"),
+        (lambda: Transformer(d_model=0), ValueError, "d_model must be positive; got 0"),
+        (lambda: Transformer(8, 2, -1, 1, 16), ValueError, "num_encoder_layers must be at least 0; got -1"),
+        (lambda: Transformer(8, 2, 1, 1.0, 16), TypeError, "num_decoder_layers must be an int"),
+        (lambda: Transformer(8, 2, 1, 1, 16, dropout=1.0), ValueError, "dropout must be in [0, 1); got 1.0"),
+        (lambda: FeedForward(8, 16)(torch.randn(2, 5, 6)), ValueError,
+         "x must have last dimension d_model = 8; got shape (2, 5, 6)"),
+        (lambda: FeedForward(8, 16)(torch.randn(5, 8)), ValueError, "x must be 3-D (batch, L, d_model)"),
+        (lambda: PositionalEncoding(8, max_len=0), ValueError, "max_len must be positive; got 0"),
+        (lambda: PositionalEncoding(8, max_len=6)(torch.randn(1, 3, 8), start=4), ValueError,
+         "x must have length L <= max_len = 6 - start = 2; got shape (1, 3, 8)"),
+        (lambda: MultiHeadAttention(0, 2), ValueError, "d_model must be positive"),  # d_k = 0 cannot be built
+        (lambda: seq2seq(tokens.to(torch.uint8), tokens), TypeError,
+         "src must hold token ids as torch.long (or torch.int32); got dtype torch.uint8"),
+        (lambda: seq2seq(tokens, tokens.to(torch.int16)), TypeError, "tgt must hold token ids as torch.long"),
+        (lambda: seq2seq.greedy_decode(tokens, 2.5), TypeError, "max_new_tokens must be an int; got float 2.5"),
+        (lambda: seq2seq.greedy_decode(tokens, 0), ValueError, "max_new_tokens must be positive; got 0"),
+        (lambda: Seq2SeqTransformer(vocab_size=0), ValueError, "vocab_size must be positive; got 0"),
+        (lambda: Seq2SeqTransformer(vocab_size=3), ValueError,
+         "vocab_size must leave room for at least one real symbol besides the 3 special ids; got vocab_size = 3"),
+        (lambda: Seq2SeqTransformer(vocab_size=10, pad_id=10), ValueError,
+         "pad_id must be a token id in [0, vocab_size = 10); got 10"),
+        (lambda: Seq2SeqTransformer(vocab_size=10, eos_id=-1), ValueError, "eos_id must be at least 0; got -1"),
+        (lambda: Seq2SeqTransformer(vocab_size=10, pad_id=1), ValueError,
+         "pad_id, bos_id, eos_id must be distinct ids (each special token its own id); "
+         "got pad_id = 1, bos_id = 1, eos_id = 2"),
+        (lambda: Seq2SeqTransformer(10, num_layers=2), TypeError, "unexpected keyword argument 'num_layers'"),
+        (lambda: GRUSeq2Seq(0, attention=True), ValueError, "vocab_size must be positive; got 0"),
+        (lambda: GRUSeq2Seq(10, attention=False, bos_id=0), ValueError, "must be distinct ids"),
+        (lambda: GRUSeq2Seq(10, attention=True)(tokens.to(torch.uint8), tokens), TypeError,
+         "src must hold token ids as torch.long"),
+        (lambda: GRUSeq2Seq(10, attention=True).greedy_decode(tokens, 1.5), TypeError, "max_new_tokens must be an int"),
+        (lambda: float32_model.decode(tgt8, src8, cache=object()), TypeError,
+         "cache must be a KVCache (Transformer.new_cache()); got object"),
+        (lambda: float32_model.decode(tgt8, src8, cache=KVCache(3)), ValueError,
+         "cache must hold one entry per decoder layer, 1; got 3"),
+        (lambda: float32_model.decode(tgt8, src8, causal_mask(4), cache=float32_model.new_cache()), ValueError,
+         "tgt_mask must be None with a cache"),
+    ],
+)
+def test_models_reject_bad_arguments_and_dtypes(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()

@@ -10,8 +10,9 @@ from torch import nn
 from torch_parity import assert_close, blocked, lengths_to_tokens
 
 from helpers.attention import causal_mask, padding_mask
-from helpers.layers import DecoderLayer, EncoderLayer, FeedForward, PositionalEncoding
-from helpers.transformer import Transformer
+from helpers.layers import DecoderLayer, EncoderLayer, FeedForward, PositionalEncoding, Residual
+from helpers.tokens import PAD
+from helpers.transformer import Transformer, build_on_meta, count_parameters
 
 D_MODEL, HEADS, D_FF = 16, 4, 32
 
@@ -36,7 +37,7 @@ def batch(dtype, src_lengths=(6, 3), tgt_lengths=(5, 2), seed=5):
     tgt_tokens = lengths_to_tokens(list(tgt_lengths), max(tgt_lengths), g)
     src = torch.randn(len(src_lengths), max(src_lengths), D_MODEL, generator=g, dtype=dtype)
     tgt = torch.randn(len(tgt_lengths), max(tgt_lengths), D_MODEL, generator=g, dtype=dtype)
-    return src, tgt, padding_mask(src_tokens, 0), padding_mask(tgt_tokens, 0)
+    return src, tgt, padding_mask(src_tokens, PAD), padding_mask(tgt_tokens, PAD)
 
 
 def real_positions(pad: torch.Tensor) -> torch.Tensor:
@@ -144,4 +145,101 @@ def test_feed_forward_is_position_wise():
 def test_from_torch_keeps_training_mode_and_dropout():
     reference = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.2, batch_first=True)
     ours = EncoderLayer.from_torch(reference)
-    assert ours.training and ours.dropout1.p == 0.2 and ours.self_attn.dropout == 0.2
+    assert ours.training and ours.self_attn_residual.dropout.p == 0.2 and ours.self_attn.dropout == 0.2
+
+
+def test_residual_is_the_post_and_pre_ln_formula():
+    torch.manual_seed(0)
+    x, sublayer = torch.randn(2, 3, D_MODEL), nn.Linear(D_MODEL, D_MODEL)
+    post = Residual(D_MODEL, dropout=0.0, norm_first=False, layer_norm_eps=1e-5, bias=True)
+    pre = Residual(D_MODEL, dropout=0.0, norm_first=True, layer_norm_eps=1e-5, bias=True)
+    perturb(post), perturb(pre)
+    torch.testing.assert_close(post(x, sublayer), post.norm(x + sublayer(x)))
+    torch.testing.assert_close(pre(x, sublayer), x + sublayer(pre.norm(x)))
+
+
+def test_layers_hold_one_residual_per_sub_layer_with_pytorchs_norms(norm_first):
+    reference = perturb(nn.TransformerDecoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, batch_first=True,
+                                                   norm_first=norm_first))
+    ours = DecoderLayer.from_torch(reference)
+    residuals = (ours.self_attn_residual, ours.cross_attn_residual, ours.feed_forward_residual)
+    for residual, norm in zip(residuals, (reference.norm1, reference.norm2, reference.norm3)):
+        assert residual.norm_first == norm_first
+        assert torch.equal(residual.norm.weight, norm.weight) and torch.equal(residual.norm.bias, norm.bias)
+
+
+def test_is_causal_equals_the_causal_mask(dtype, norm_first):
+    torch.manual_seed(3)
+    decoder = perturb(DecoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, norm_first=norm_first).to(dtype))
+    encoder = perturb(EncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, norm_first=norm_first).to(dtype))
+    memory, tgt, src_pad, tgt_pad = batch(dtype)
+    causal = causal_mask(tgt.shape[1])
+    for need_weights in (True, False):  # the step-by-step and the fused path
+        for padding in (None, tgt_pad):  # causal alone, and causal combined with padding
+            masked = causal if padding is None else causal & padding
+            flagged = decoder(tgt, memory, padding, src_pad, tgt_is_causal=True, need_weights=need_weights)
+            assert_close(flagged, decoder(tgt, memory, masked, src_pad, need_weights=need_weights), dtype)
+            assert_close(encoder(tgt, padding, is_causal=True, need_weights=need_weights),
+                         encoder(tgt, masked, need_weights=need_weights), dtype)
+    decoder(tgt, memory, tgt_pad, src_pad, tgt_is_causal=True, need_weights=True)
+    assert torch.all(decoder.self_attention_weights.triu(1) == 0)  # nothing from the future
+    assert torch.all(decoder.self_attention_weights[1, :, :, 2:] == 0)  # nor from item 1's padding
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")
+def test_transformer_with_tgt_is_causal_matches_torch(dtype, norm_first):
+    reference = perturb(nn.Transformer(D_MODEL, HEADS, 2, 2, D_FF, dropout=0.0, batch_first=True,
+                                       norm_first=norm_first, dtype=dtype))
+    ours = Transformer.from_torch(reference).eval()
+    src, tgt, src_pad, tgt_pad = batch(dtype)
+    expected = reference(
+        src, tgt, tgt_mask=blocked(causal_mask(tgt.shape[1])), tgt_is_causal=True,
+        src_key_padding_mask=blocked(src_pad[:, 0]), tgt_key_padding_mask=blocked(tgt_pad[:, 0]),
+        memory_key_padding_mask=blocked(src_pad[:, 0]),
+    )
+    assert_close(ours(src, tgt, src_pad, tgt_pad, src_pad, tgt_is_causal=True), expected, dtype)
+    ours.train()  # the fused path: PyTorch's is_causal kernel when there is no other target mask
+    without_padding = reference(src, tgt, tgt_mask=blocked(causal_mask(tgt.shape[1])), tgt_is_causal=True,
+                                src_key_padding_mask=blocked(src_pad[:, 0]),
+                                memory_key_padding_mask=blocked(src_pad[:, 0]))
+    assert_close(ours(src, tgt, src_pad, None, src_pad, tgt_is_causal=True), without_padding, dtype)
+
+
+def test_meta_device_counts_the_same_parameters_without_allocating():
+    small = lambda: Transformer(D_MODEL, HEADS, 2, 3, D_FF)
+    state = torch.random.get_rng_state()
+    on_meta = build_on_meta(small)
+    assert torch.equal(torch.random.get_rng_state(), state)  # no random initialisation happened
+    assert all(p.is_meta for p in on_meta.parameters())
+    assert count_parameters(on_meta) == count_parameters(small()) > 0
+    torch_small = lambda: nn.Transformer(D_MODEL, HEADS, 2, 3, D_FF, batch_first=True)
+    assert count_parameters(build_on_meta(torch_small)) == count_parameters(torch_small())
+    big = build_on_meta(lambda: nn.Transformer(1024, 16, 6, 6, 4096, batch_first=True))
+    attention, ffn, norm = 4 * 1024 * 1024 + 4 * 1024, 2 * 1024 * 4096 + 4096 + 1024, 2 * 1024
+    assert count_parameters(big) == 6 * (attention + ffn + 2 * norm) + 6 * (2 * attention + ffn + 3 * norm) + 2 * norm
+
+
+def decode_step_by_step(model: Transformer, tgt: torch.Tensor, memory, memory_mask, chunk: int = 1):
+    """Transformer.decode with a KV cache, ``chunk`` target positions at a time."""
+    cache = model.new_cache()
+    outputs = [model.decode(tgt[:, i : i + chunk], memory, None, memory_mask, cache=cache)
+               for i in range(0, tgt.shape[1], chunk)]
+    assert cache.length == tgt.shape[1]
+    return torch.cat(outputs, dim=1)
+
+
+@pytest.mark.parametrize("chunk", [1, 2], ids=["one position a step", "two positions a step"])
+def test_kv_cache_decodes_like_the_whole_prefix(dtype, norm_first, chunk):
+    torch.manual_seed(4)
+    model = perturb(Transformer(D_MODEL, HEADS, 1, 3, D_FF, dropout=0.0, norm_first=norm_first).to(dtype))
+    src, tgt, src_pad, _ = batch(dtype)  # item 1 of the source is padded
+    memory = model.encode(src, src_pad)
+    full = model.decode(tgt, memory, None, src_pad, tgt_is_causal=True)
+    assert_close(decode_step_by_step(model, tgt, memory, src_pad, chunk), full, dtype)
+    for prefix in (1, 3):  # and any prefix: what the next step reads is the same
+        assert_close(decode_step_by_step(model, tgt[:, :prefix], memory, src_pad, chunk)[:, -1], full[:, prefix - 1],
+                     dtype)
+    decode_step_by_step(model, tgt[:, : 2 * chunk], memory, src_pad, chunk)  # two steps of ``chunk`` positions
+    layer = model.decoder_layers[0]
+    assert layer.cross_attention_weights.shape == (2, HEADS, chunk, src.shape[1])  # the last step's rows
+    assert torch.all(layer.cross_attention_weights[1, :, :, 3:] == 0)  # no weight on the source padding

@@ -52,7 +52,8 @@ def test_token_accuracy_counts_missing_tokens_as_wrong():
 
 def test_greedy_decode_stops_at_eos_and_pads_after():
     seed_everything(0)
-    model = Seq2SeqTransformer(vocab_size=8, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
+    model = Seq2SeqTransformer(vocab_size=8, d_model=16, num_heads=2,
+                               num_encoder_layers=1, num_decoder_layers=1, d_ff=32).eval()
     with torch.no_grad():
         model.generator.bias.fill_(0.0)
         model.generator.bias[EOS] = 100.0  # always says EOS
@@ -62,7 +63,8 @@ def test_greedy_decode_stops_at_eos_and_pads_after():
 
 def test_greedy_decode_matches_full_forward_argmax():
     seed_everything(0)
-    model = Seq2SeqTransformer(vocab_size=10, d_model=16, num_heads=2, num_layers=2, d_ff=32).eval()
+    model = Seq2SeqTransformer(vocab_size=10, d_model=16, num_heads=2,
+                               num_encoder_layers=2, num_decoder_layers=2, d_ff=32).eval()
     with torch.no_grad():  # never PAD nor EOS, so the full pass sees the same tokens without a padding mask
         model.generator.bias[PAD] = model.generator.bias[EOS] = -100.0
     src = torch.tensor([[3, 4, 5, 6]])
@@ -74,7 +76,8 @@ def test_greedy_decode_matches_full_forward_argmax():
 def test_training_learns_the_copy_task():
     seed_everything(0)
     g = torch.Generator().manual_seed(0)
-    model = Seq2SeqTransformer(vocab_size=8, d_model=32, num_heads=4, num_layers=1, d_ff=64)
+    model = Seq2SeqTransformer(vocab_size=8, d_model=32, num_heads=4,
+                               num_encoder_layers=1, num_decoder_layers=1, d_ff=64)
     next_batch = lambda: make_batch("copy", 32, min_length=2, max_length=4, vocab_size=8, generator=g)
     held_out = make_batch("copy", 128, min_length=2, max_length=4, vocab_size=8,
                           generator=torch.Generator().manual_seed(99))
@@ -99,7 +102,7 @@ def test_gru_models_decode_like_their_teacher_forced_pass():
         tgt_in = torch.cat([torch.full((2, 1), BOS), out[:, :-1]], dim=1)
         assert torch.equal(model(src, tgt_in).argmax(-1), out)
         if attention:
-            assert torch.all(model.last_weights[1, :, 2:] == 0)  # no weight on the source padding
+            assert torch.all(model.cross_attention_weights[1, :, 2:] == 0)  # no weight on the source padding
         padded_more = torch.tensor([[7, 8, 0, 0, 0, 0]])
         assert torch.equal(model.greedy_decode(padded_more, 5), out[1:])
 
@@ -119,3 +122,77 @@ def test_images_have_one_stroke_of_the_labelled_shape():
         else:
             sign = 1 if label == 2 else -1
             assert len(set((cols - sign * rows).tolist())) == 1
+
+
+def test_special_tokens_live_in_one_module_and_tasks_re_export_them():
+    import helpers.tasks
+    import helpers.tokens
+
+    assert (helpers.tasks.PAD, helpers.tasks.BOS, helpers.tasks.EOS) == (helpers.tokens.PAD, helpers.tokens.BOS,
+                                                                         helpers.tokens.EOS)
+    assert helpers.tasks.FIRST_SYMBOL == helpers.tokens.FIRST_SYMBOL > max(PAD, BOS, EOS)
+    from helpers.tokens import token_label
+
+    assert [token_label(t) for t in (PAD, BOS, EOS, FIRST_SYMBOL)] == ["PAD", "BOS", "EOS", str(FIRST_SYMBOL)]
+
+
+def biased_model(**ids) -> Seq2SeqTransformer:
+    """A small model whose generator never says PAD nor EOS nor BOS (so every decoded row has full length)."""
+    seed_everything(0)
+    model = Seq2SeqTransformer(vocab_size=12, d_model=16, num_heads=2, num_encoder_layers=2, num_decoder_layers=2,
+                               d_ff=32, **ids).eval()
+    with torch.no_grad():
+        for token in (model.pad_id, model.bos_id, model.eos_id):
+            model.generator.bias[token] = -100.0
+    return model
+
+
+def test_kv_cache_greedy_decode_gives_the_same_tokens_and_logits():
+    model = biased_model()
+    src = torch.tensor([[3, 4, 5, 6, 7], [8, 9, 0, 0, 0], [5, 0, 0, 0, 0]])  # padding in the batch
+    cached = model.greedy_decode(src, 6)
+    assert torch.equal(cached, model.greedy_decode(src, 6, use_cache=False))
+    # the logits of each cached step against the teacher-forced pass over the whole prefix
+    tgt_in = torch.cat([torch.full((3, 1), BOS), cached[:, :-1]], dim=1)
+    with torch.no_grad():
+        full = model(src, tgt_in)  # (batch, L_tgt, vocab)
+        src_mask = (src != PAD).unsqueeze(1)
+        memory = model.transformer.encode(model.embed(src), src_mask)
+        cache = model.transformer.new_cache()
+        for step in range(tgt_in.shape[1]):
+            hidden = model.transformer.decode(model.embed(tgt_in[:, step : step + 1], start=step), memory, None,
+                                              src_mask, cache=cache)
+            torch.testing.assert_close(model.generator(hidden[:, -1]), full[:, step], atol=1e-5, rtol=1e-5)
+    assert torch.equal(full.argmax(-1), cached)
+
+
+def test_model_uses_its_own_special_ids():
+    ids = dict(pad_id=11, bos_id=10, eos_id=9)
+    model = biased_model(**ids)
+    src = torch.tensor([[3, 4, 5, 11], [6, 7, 11, 11]])  # 11 is this model's PAD
+    out = model.greedy_decode(src, 4)
+    tgt_in = torch.cat([torch.full((2, 1), 10), out[:, :-1]], dim=1)  # starts from bos_id = 10
+    assert torch.equal(model(src, tgt_in).argmax(-1), out)
+    padded_more = torch.tensor([[6, 7, 11, 11, 11, 11]])  # more of its PAD changes nothing
+    assert torch.equal(model.greedy_decode(padded_more, 4), out[1:])
+    with torch.no_grad():
+        model.generator.bias[9] = 100.0  # now it always says its EOS
+    assert model.greedy_decode(src, 4).tolist() == [[9], [9]]
+
+
+def test_training_functions_take_the_pad_id_from_the_model():
+    from helpers.tasks import Seq2SeqBatch
+    from helpers.training import model_pad_id
+
+    model = biased_model(pad_id=11, bos_id=10, eos_id=9)
+    assert model_pad_id(model) == 11 and model_pad_id(model, 0) == 0 and model_pad_id(torch.nn.Linear(1, 1)) == PAD
+    with torch.no_grad():
+        model.generator.bias[9] = 100.0  # it always says its EOS at once
+    target = torch.tensor([[9, 11, 11]])  # EOS, then this model's PAD
+    batch = Seq2SeqBatch(torch.tensor([[3, 4, 5]]), torch.tensor([[10, 11, 11]]), target)
+    assert evaluate(model, batch) == 1.0  # the model's PAD fills the decoded row: an exact match
+    assert evaluate(model, batch, pad_id=PAD) == 0.0  # filled with 0 instead, the row differs
+    expected = sequence_loss(model(batch.src, batch.tgt_in), target, 11)  # the loss of position 0 only
+    assert expected == sequence_loss(model(batch.src, batch.tgt_in)[:, :1], target[:, :1], 11)
+    result = train(model, lambda: batch, steps=1, progress=False)
+    assert result.losses[0] == pytest.approx(expected.item())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from helpers.tokens import FIRST_SYMBOL, PAD
+
 #: how close the helpers must be to PyTorch (helpers-api.md): 1e-5 in float32, 1e-10 in float64
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 
@@ -19,8 +21,8 @@ def blocked(mask: torch.Tensor) -> torch.Tensor:
 
 
 def lengths_to_tokens(lengths: list[int], length: int, generator: torch.Generator) -> torch.Tensor:
-    """(batch, length) token ids in [3, 10) with PAD = 0 after each row's length."""
-    tokens = torch.randint(3, 10, (len(lengths), length), generator=generator)
+    """(batch, length) token ids in [FIRST_SYMBOL, 10) with PAD after each row's length."""
+    tokens = torch.randint(FIRST_SYMBOL, 10, (len(lengths), length), generator=generator)
     for row, n in enumerate(lengths):
-        tokens[row, n:] = 0
+        tokens[row, n:] = PAD
     return tokens
