@@ -14,7 +14,8 @@ Usage (from the repository root, with the course's virtualenv):
     .venv/bin/python tools/build_notebooks.py 03 08              # only these notebooks (by number or name)
     .venv/bin/python tools/build_notebooks.py --check            # exit 1 if a built notebook differs from its source
 
-Each edition runs in a fresh kernel started in ``notebooks/`` (execution counts 1, 2, 3, ...). What is saved holds
+Each edition runs in a fresh kernel started in its own folder (execution counts 1, 2, 3, ...); there
+``helpers.course.edition()`` tells the checkers which language to speak. What is saved holds
 no per-cell timestamps and no widget state, so a re-run changes the file only where an output changed.
 tests/test_notebook_sources.py checks that every built notebook equals its source.
 """
@@ -180,9 +181,9 @@ def build(path: Path) -> None:
     source = read_source(path)
     for lang in languages(source):
         nb = edition(source, lang, path.stem)
-        seconds = run(nb)
         target = built_path(path.stem, lang)
         target.parent.mkdir(parents=True, exist_ok=True)
+        seconds = run(nb, cwd=target.parent)  # JupyterLab starts a kernel in its notebook's folder: so do we
         nbformat.write(nb, target)
         print(f"{target.relative_to(ROOT)}: {seconds:.1f} s", flush=True)
 
