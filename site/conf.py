@@ -41,7 +41,7 @@ html_title = project
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
 html_last_updated_fmt = None
-html_copy_source = False
+html_copy_source = True  # the download button offers the .ipynb itself
 html_show_sourcelink = False
 # The theme reads default_mode from the context; left empty, its script logs a console error on each first visit.
 html_context = {"default_mode": "light"}
