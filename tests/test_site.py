@@ -152,3 +152,23 @@ def test_the_reader_replaces_widget_outputs_and_keeps_the_rest():
     outputs = course_site.read_notebook(nbformat.writes(notebook)).cells[0].outputs
     assert [o.get("text") for o in outputs] == ["kept\n", None]
     assert outputs[1]["data"] == {"text/html": course_site.WIDGET_NOTE}
+
+
+def test_docs_pages_and_the_chinese_edition_are_picked_up_when_present(tmp_path, monkeypatch):
+    docs, notebooks = tmp_path / "docs", tmp_path / "notebooks"
+    (notebooks / "zh").mkdir(parents=True)
+    docs.mkdir()
+    (docs / "glossary.md").write_text("# Glossary\n\n**query**: see [03](../notebooks/03_scaled_dot_product.ipynb).\n")
+    for folder, title in ((notebooks, "# 03 · Scaling"), (notebooks / "zh", "# 03 · 缩放")):
+        cell = nbformat.v4.new_markdown_cell(f"{title}\n\n> **Article:** 1.3.1 Scaled Dot-Product Attention")
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), folder / "03_scaled_dot_product.ipynb")
+    monkeypatch.setattr(course_site, "DOCS", docs)
+    monkeypatch.setattr(course_site, "NOTEBOOKS", notebooks)
+    pages = {name: [(ROOT / "site" / f"{name}.md").read_text()] for name in ("glossary", "corrections", "map", "index")}
+    for name, source in pages.items():
+        course_site.on_source_read(None, name, source)
+    assert pages["glossary"][0] == "# Glossary\n\n**query**: see {doc}`03 <notebooks/03_scaled_dot_product>`.\n"
+    assert "has not been written yet" in pages["corrections"][0]  # no docs/corrections.md: the stub stays
+    assert "| {doc}`03 · Scaling <notebooks/03_scaled_dot_product>` | 1.3.1 Scaled Dot-Product Attention |" \
+           " {doc}`03 · 缩放 <notebooks/zh/03_scaled_dot_product>` |" in pages["map"][0]
+    assert ":caption: 中文版" in pages["index"][0] and "notebooks/zh/[0-9][0-9]_*" in pages["index"][0]
