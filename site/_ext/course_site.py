@@ -131,6 +131,12 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
         source[0] = source[0].replace(MARKERS["index"], toctree)
 
 
+def always_reread(app: Sphinx, env, added, changed, removed) -> list[str]:
+    """The pages made from other files (docs/, the notebooks' first cells, notebooks/zh/) are re-read each build:
+    Sphinx's incremental build sees only their own .md, unchanged when docs/glossary.md appears."""
+    return [name for name in MARKERS.keys() | {"glossary", "corrections"} if name in env.found_docs]
+
+
 def external_assets(outdir: Path) -> list[str]:
     """Every "file: excerpt" in the built HTML and CSS that makes the browser fetch from another host."""
     found = []
@@ -158,5 +164,6 @@ def build() -> Path:
 
 def setup(app: Sphinx) -> dict:
     app.connect("source-read", on_source_read)
+    app.connect("env-get-outdated", always_reread)
     app.connect("build-finished", on_build_finished, priority=900)  # after sphinx-mathjax-offline's copy
     return {"parallel_read_safe": True, "parallel_write_safe": True}
