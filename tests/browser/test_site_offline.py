@@ -1,0 +1,157 @@
+"""The course site, opened page by page in Chromium with every request to another host blocked.
+
+The site is built (or brought up to date) into build/site/ as `make site` does, served by `python -m http.server`
+on 127.0.0.1 (a free port, stopped by its pid), and every page is opened through Playwright in Debian's Chromium.
+Each page must: request nothing outside 127.0.0.1, log no console error, have no broken image, typeset all its
+math with the bundled MathJax, and (a notebook page) show at least as many figures as its notebook has image
+outputs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from offline import block_non_loopback, is_loopback
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("course_site", ROOT / "site" / "_ext" / "course_site.py")
+course_site = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(course_site)
+
+pytestmark = pytest.mark.browser
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def image_outputs(notebook: Path) -> int:
+    """How many image outputs (png, jpeg, svg) the notebook's stored cells carry."""
+    cells = json.loads(notebook.read_text())["cells"]
+    kinds = ("image/png", "image/jpeg", "image/svg+xml")
+    return sum(any(k in output.get("data", {}) for k in kinds) for c in cells for output in c.get("outputs", []))
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[tuple[str, Path]]:
+    folder = course_site.build()
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/index.html", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("python -m http.server did not start")
+            time.sleep(0.2)
+        yield url, folder
+    finally:
+        if server.poll() is None:
+            os.kill(server.pid, signal.SIGTERM)  # stopped by its own pid
+        server.wait(timeout=10)
+
+
+def pages(folder: Path) -> list[str]:
+    """Every page of the site (the theme's _static/*.html are templates, not pages)."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html")
+                  if p.relative_to(folder).parts[0] != "_static")
+
+
+def test_every_page_loads_offline_with_its_figures_and_math(site, browser):
+    url, folder = site
+    names = pages(folder)
+    notebooks = [f"notebooks/{p.stem}.html" for p in course_site.course_notebooks()]
+    notebooks += [f"notebooks/zh/{p.stem}.html" for p in course_site.course_notebooks("zh")]
+    assert set(notebooks) <= set(names), "every notebook has its page"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    blocked = block_non_loopback(context)
+    problems: list[str] = []
+    try:
+        for name in names:
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            before = len(blocked)
+            page.goto(f"{url}/{name}", wait_until="load")
+            page.wait_for_function("() => [...document.images].every(i => i.complete)")
+            page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+            state = page.evaluate("""() => ({
+                images: [...document.images].map(
+                    i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0})),
+                figures: document.querySelectorAll('.cell_output img').length,
+                math: document.querySelectorAll('.math').length,
+                typeset: document.querySelectorAll('.math mjx-container, mjx-container.MathJax').length,
+                mathErrors: document.querySelectorAll('mjx-merror').length,
+            })""")
+            page.close()
+            broken = [i["src"] for i in state["images"] if not i["ok"]]
+            if broken:
+                problems.append(f"{name}: broken images {broken}")
+            if errors:
+                problems.append(f"{name}: console errors {errors}")
+            if len(blocked) > before:
+                problems.append(f"{name}: requests to other hosts {blocked[before:]}")
+            if state["typeset"] < state["math"] or state["mathErrors"]:
+                problems.append(f"{name}: {state['math']} math elements, {state['typeset']} typeset, "
+                                f"{state['mathErrors']} MathJax errors")
+            if name in notebooks:
+                source = ROOT / "notebooks" / Path(name).with_suffix(".ipynb").relative_to("notebooks")
+                expected = image_outputs(source)
+                if state["figures"] < expected:
+                    problems.append(f"{name}: {state['figures']} figures shown, the notebook has {expected}")
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+    assert not blocked, blocked
+
+
+def test_math_is_typeset_somewhere(site, browser):
+    """The MathJax check above must not pass vacuously: the course's pages do carry math, and it is typeset."""
+    url, folder = site
+    with_math = [n for n in pages(folder) if 'class="math' in (folder / n).read_text()]
+    assert with_math, "no page has math: the MathJax check would prove nothing"
+    context = browser.new_context()
+    blocked = block_non_loopback(context)
+    page = context.new_page()
+    page.goto(f"{url}/{with_math[0]}", wait_until="networkidle")
+    page.evaluate("() => MathJax.startup.promise")
+    assert page.locator("mjx-container").count() > 0
+    context.close()
+    assert not blocked, blocked
+
+
+def test_the_blocker_stops_and_records_a_request_to_another_host(browser):
+    """192.0.2.1 is TEST-NET (never routed): the request is aborted in the browser and recorded."""
+    assert is_loopback("http://127.0.0.1:8000/x") and is_loopback("http://[::1]/") and is_loopback("data:,x")
+    assert not is_loopback("https://cdn.jsdelivr.net/npm/mathjax") and not is_loopback("http://192.0.2.1/")
+    context = browser.new_context()
+    blocked = block_non_loopback(context)
+    page = context.new_page()
+    page.set_content('<img src="http://192.0.2.1/figure.png"><script src="https://192.0.2.1/x.js"></script>')
+    page.wait_for_load_state("networkidle")
+    width = page.evaluate("() => document.images[0].naturalWidth")
+    context.close()
+    assert sorted(blocked) == ["GET http://192.0.2.1/figure.png", "GET https://192.0.2.1/x.js"]
+    assert width == 0

@@ -1,0 +1,133 @@
+"""The Colab first cell keeps a compatible torch, installs the pin otherwise, and the launch links are right."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("colab_bootstrap", ROOT / "tools" / "colab_bootstrap.py")
+cb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cb)
+
+DEPS = ["numpy>=2.0", "matplotlib>=3.9"]
+
+
+def torch_named(commands: list[list[str]]) -> list[str]:
+    return [arg for command in commands for arg in command if arg.split("=")[0].split(">")[0] == "torch"]
+
+
+@pytest.mark.parametrize("version", ["2.4.0", "2.5.1+cu121", "2.8.0", "2.13.0", "2.99.1"])
+def test_compatible_torch_on_colab_installs_nothing_torch_related(version):
+    commands = cb.plan(version, True, repo="owner/course", dependencies=DEPS)
+    assert torch_named(commands) == []
+    assert commands == [
+        ["pip", "install", "--quiet", "--no-deps", "attention-step-by-step @ git+https://github.com/owner/course@main"],
+        ["pip", "install", "--quiet", "numpy>=2.0", "matplotlib>=3.9"],
+    ]
+
+
+@pytest.mark.parametrize("version", [None, "2.3.1", "1.13.1", "3.0.0", "not-a-version"])
+def test_missing_or_incompatible_torch_on_colab_installs_the_pin(version):
+    commands = cb.plan(version, True, repo="owner/course", dependencies=DEPS)
+    assert commands[0] == ["pip", "install", "--quiet", "torch==2.13.0"]
+    assert torch_named(commands) == ["torch==2.13.0"]
+    assert "--no-deps" in commands[1]  # the course itself never re-resolves torch
+
+
+@pytest.mark.parametrize("version", [None, "2.13.0", "2.3.0"])
+def test_outside_colab_nothing_is_installed(version):
+    assert cb.plan(version, False) == []
+
+
+def test_the_defaults_come_from_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pin = [d for d in project["dependencies"] if d.startswith("torch")]
+    assert pin == [cb.TORCH_PIN]
+    assert cb.torch_is_compatible(pin[0].split("==")[1])  # the pin itself is in the range
+    assert set(cb.COLAB_DEPENDENCIES) == {d for d in project["dependencies"]
+                                          if d.split(">")[0].split("=")[0] not in {"torch", "ipykernel", "jupyterlab"}}
+    commands = cb.plan("2.6.0", True)
+    assert commands[-1][3:] == cb.COLAB_DEPENDENCIES
+    assert cb.REPOSITORY in commands[0][-1]
+
+
+def test_repository_is_read_from_project_urls(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\n[project.urls]\nRepository = "https://github.com/someone/course.git"\n')
+    assert cb.repository(pyproject) == "someone/course"
+    pyproject.write_text('[project]\nname = "x"\n')
+    assert cb.repository(pyproject) == cb.FALLBACK_REPOSITORY
+    pyproject.write_text('[project]\nname = "x"\n[project.urls]\nRepository = "https://gitlab.com/a/b"\n')
+    with pytest.raises(ValueError, match=r"Repository must be https://github.com/OWNER/NAME, got 'https://gitlab"):
+        cb.repository(pyproject)
+
+
+def test_links_point_at_the_notebook_on_colab_and_binder():
+    line = cb.links("02_qkv_toy_matrix", "owner/course")
+    assert line == (
+        "[Open in Colab](https://colab.research.google.com/github/owner/course/blob/main/notebooks/"
+        "02_qkv_toy_matrix.ipynb) · [Launch Binder](https://mybinder.org/v2/gh/owner/course/main"
+        "?urlpath=lab/tree/notebooks/02_qkv_toy_matrix.ipynb)"
+    )
+    zh = cb.links("zh/05_multi_head.ipynb", "owner/course")
+    assert "/blob/main/notebooks/zh/05_multi_head.ipynb)" in zh and "lab/tree/notebooks/zh/05_multi_head.ipynb)" in zh
+    assert "![" not in line  # text links: a badge image would be a request to another host
+    assert cb.REPOSITORY in cb.links("00_start_here")
+
+
+@pytest.mark.parametrize("name", ["", "../secrets", "02_qkv/../../x", "/abs/02_x", "notes.md", 2])
+def test_links_reject_a_bad_notebook_name(name):
+    with pytest.raises(ValueError, match="notebook_name must look like"):
+        cb.links(name, "owner/course")
+
+
+@pytest.mark.parametrize("repo", ["owner", "owner/name/extra", "https://github.com/o/n", ""])
+def test_links_reject_a_bad_repo(repo):
+    with pytest.raises(ValueError, match="repo must be a GitHub 'owner/name'"):
+        cb.links("02_qkv_toy_matrix", repo)
+
+
+def test_plan_rejects_bad_arguments():
+    with pytest.raises(TypeError, match="installed_torch_version must be a str or None, got float"):
+        cb.plan(2.5, True)
+    with pytest.raises(TypeError, match="in_colab must be a bool, got str"):
+        cb.plan("2.5.0", "yes")
+    with pytest.raises(ValueError, match="dependencies must not name torch"):
+        cb.plan("2.5.0", True, dependencies=["torch>=2"])
+
+
+def test_the_cell_source_runs_alone_and_plans_like_the_module(capsys):
+    source = cb.cell_source("owner/course")
+    assert "from helpers" not in source and "tomllib" not in source  # stdlib only, nothing of the course
+    namespace: dict = {"__name__": "first_cell"}
+    exec(compile(source, "first_cell", "exec"), namespace)  # not on Colab: prints, installs nothing
+    assert "Not on Colab: nothing to install" in capsys.readouterr().out
+    for version in (None, "2.2.0", "2.6.0+cu124"):
+        assert namespace["plan"](version, True) == cb.plan(version, True, repo="owner/course")
+
+
+def test_main_dry_run_prints_the_colab_plan(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "google.colab", object())
+    monkeypatch.setattr(cb, "installed_torch", lambda: "2.5.1")
+    calls = []
+    monkeypatch.setattr(cb.subprocess, "check_call", calls.append)
+    assert cb.main(["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "--no-deps" in out and "torch==" not in out and calls == []
+
+
+def test_binder_environment_is_the_course_with_the_cpu_torch():
+    environment = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())
+    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    expected = [d if not d.startswith("torch==") else d + "+cpu" for d in project["dependencies"]]
+    assert sorted(r for r in pip if not r.startswith("-")) == sorted(expected)
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert "pip install --no-deps -e ." in post_build  # the course itself, after repo2docker copied the repo

@@ -1,0 +1,166 @@
+"""The first cell of every notebook on Colab, and the "Open in Colab" / "launch Binder" links.
+
+On Colab the course must not replace Colab's own torch (the exact CPU pin ``torch==2.13.0`` would): with a torch
+in ``TORCH_COMPATIBLE`` already there, the course is installed with ``pip install --no-deps`` and its other
+run-time dependencies are installed by name, so pip never touches torch. Without one, the pin is installed.
+Outside Colab (a local ``make lab``, Binder) the cell does nothing: those set-ups install the course themselves.
+
+    python tools/colab_bootstrap.py            # what the first cell runs (prints and runs the pip commands)
+    python tools/colab_bootstrap.py --dry-run  # prints them only
+    python tools/colab_bootstrap.py --cell     # prints the first cell's source, for tools/build_notebooks.py
+
+The GitHub owner/name comes from ONE place: ``[project.urls] Repository`` in pyproject.toml (a GitHub URL);
+until pyproject has it, ``FALLBACK_REPOSITORY``. Everything between the ``cell`` markers below uses only the
+standard library, since it is pasted as is into the first cell, where the course is not installed yet.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FALLBACK_REPOSITORY = "attention-step-by-step/attention-step-by-step"  # until pyproject has [project.urls]
+BRANCH = "main"
+# Installed by Colab itself or not needed there: the kernel and JupyterLab are Colab's.
+NOT_ON_COLAB = {"torch", "ipykernel", "jupyterlab"}
+_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+_NOTEBOOK = re.compile(r"^(?:[a-z]{2}/)?[0-9]{2}_[A-Za-z0-9_]+(?:\.ipynb)?$")
+
+# --- cell begin ---
+import importlib.metadata as _metadata  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+TORCH_PIN = "torch==2.13.0"
+TORCH_COMPATIBLE = ((2, 4), (3, 0))  # [low, high): the course uses nothing newer than torch 2.4 has
+COURSE = "attention-step-by-step @ git+https://github.com/{repo}@{branch}"
+
+
+def torch_is_compatible(version: str) -> bool:
+    """True when ``version`` (e.g. "2.5.1+cu121") lies in ``TORCH_COMPATIBLE``; False when it cannot be read."""
+    match = re.match(r"^(\d+)\.(\d+)", version.strip())
+    if match is None:
+        return False
+    release = (int(match.group(1)), int(match.group(2)))
+    low, high = TORCH_COMPATIBLE
+    return low <= release < high
+
+
+def plan(installed_torch_version: str | None, in_colab: bool, *, repo: str | None = None,
+         dependencies: list[str] | None = None, branch: str | None = None) -> list[list[str]]:
+    """The pip commands (each ``["pip", "install", ...]``) that the first cell runs.
+
+    ``installed_torch_version``: torch's version as installed (``None``: no torch); ``in_colab``: running on
+    Colab. ``repo`` ("owner/name"), ``dependencies`` (the course's run-time requirements other than torch) and
+    ``branch`` default to this module's constants (``REPOSITORY``, ``COLAB_DEPENDENCIES``, ``BRANCH``).
+    """
+    if installed_torch_version is not None and not isinstance(installed_torch_version, str):
+        raise TypeError(f"installed_torch_version must be a str or None, got {type(installed_torch_version).__name__}")
+    if not isinstance(in_colab, bool):
+        raise TypeError(f"in_colab must be a bool, got {type(in_colab).__name__}")
+    if not in_colab:
+        return []
+    repo = REPOSITORY if repo is None else repo
+    dependencies = list(COLAB_DEPENDENCIES if dependencies is None else dependencies)
+    torch_named = [d for d in dependencies if re.match(r"^torch\b", d)]
+    if torch_named:
+        raise ValueError(f"dependencies must not name torch (the plan decides about torch), got {torch_named}")
+    commands = []
+    if installed_torch_version is None or not torch_is_compatible(installed_torch_version):
+        commands.append(["pip", "install", "--quiet", TORCH_PIN])
+    course = COURSE.format(repo=repo, branch=BRANCH if branch is None else branch)
+    commands.append(["pip", "install", "--quiet", "--no-deps", course])
+    if dependencies:
+        commands.append(["pip", "install", "--quiet", *dependencies])
+    return commands
+
+
+def installed_torch() -> str | None:
+    """torch's installed version, read from its metadata (torch is not imported), or None."""
+    try:
+        return _metadata.version("torch")
+    except _metadata.PackageNotFoundError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (or with --dry-run print) the plan for this machine; 0 on success."""
+    argv = sys.argv[1:] if argv is None else argv
+    in_colab = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+    commands = plan(installed_torch(), in_colab)
+    for command in commands:
+        print("$", " ".join(command), flush=True)
+        if "--dry-run" not in argv:
+            subprocess.check_call([sys.executable, "-m", *command])
+    if not commands:
+        print("Not on Colab: nothing to install (the course is installed by make lab, environment.yml or Binder).")
+    return 0
+# --- cell end ---
+
+
+def repository(pyproject: Path = ROOT / "pyproject.toml") -> str:
+    """GitHub "owner/name" from ``[project.urls] Repository`` in ``pyproject``, else ``FALLBACK_REPOSITORY``."""
+    urls = tomllib.loads(Path(pyproject).read_text()).get("project", {}).get("urls", {})
+    url = urls.get("Repository")
+    if url is None:
+        return FALLBACK_REPOSITORY
+    match = re.match(r"^https://github\.com/([^/]+/[^/]+?)(?:\.git)?/?$", url)
+    if match is None or not _REPO.match(match.group(1)):
+        raise ValueError(f"[project.urls] Repository must be https://github.com/OWNER/NAME, got {url!r}")
+    return match.group(1)
+
+
+def colab_dependencies(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """The course's run-time requirements that Colab needs installed: all but ``NOT_ON_COLAB``."""
+    dependencies = tomllib.loads(Path(pyproject).read_text())["project"]["dependencies"]
+    return [d for d in dependencies if re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() not in NOT_ON_COLAB]
+
+
+REPOSITORY = repository()
+COLAB_DEPENDENCIES = colab_dependencies()
+
+
+def _check_repo(repo: str) -> str:
+    if not isinstance(repo, str) or not _REPO.match(repo):
+        raise ValueError(f"repo must be a GitHub 'owner/name', got {repo!r}")
+    return repo
+
+
+def links(notebook_name: str, repo: str | None = None, branch: str = BRANCH) -> str:
+    """The markdown line with "Open in Colab" and "launch Binder" for one notebook.
+
+    ``notebook_name``: a notebook of notebooks/, e.g. "02_qkv_toy_matrix" or "zh/02_qkv_toy_matrix.ipynb".
+    Plain text links, no badge images: a badge would be a request to another host from the offline site.
+    """
+    if not isinstance(notebook_name, str) or not _NOTEBOOK.match(notebook_name):
+        raise ValueError(f"notebook_name must look like '02_qkv_toy_matrix' or 'zh/02_qkv_toy_matrix.ipynb', "
+                         f"got {notebook_name!r}")
+    repo = _check_repo(REPOSITORY if repo is None else repo)
+    path = f"notebooks/{notebook_name.removesuffix('.ipynb')}.ipynb"
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{path}"
+    binder = f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=lab/tree/{path}"
+    return f"[Open in Colab]({colab}) · [Launch Binder]({binder})"
+
+
+def cell_source(repo: str | None = None) -> str:
+    """The first cell's code: the stdlib-only part of this module, with the repository and dependencies fixed."""
+    repo = _check_repo(REPOSITORY if repo is None else repo)
+    text = Path(__file__).read_text()
+    core = text.split("# --- cell begin ---\n", 1)[1].split("# --- cell end ---", 1)[0]
+    core = core.replace("  # noqa: E402", "")
+    header = (
+        "# Colab only: installs the course and keeps Colab's torch when it is compatible. Elsewhere: nothing.\n"
+        "import re\nimport sys\n\n"
+        f"REPOSITORY = {repo!r}\nBRANCH = {BRANCH!r}\nCOLAB_DEPENDENCIES = {COLAB_DEPENDENCIES!r}\n"
+    )
+    return header + core + "\nmain([])\n"
+
+
+if __name__ == "__main__":
+    if "--cell" in sys.argv[1:]:
+        print(cell_source(), end="")
+        raise SystemExit(0)
+    raise SystemExit(main())
