@@ -43,7 +43,9 @@ def test_editions_share_every_code_cell(source):
     code = [c.source for c in nb.cells if c.cell_type == "code" and not build.is_solution(c)]
     for lang in build.languages(nb):
         edition = nbformat.read(build.built_path(source.stem, lang), as_version=4)
-        assert [c.source for c in edition.cells if c.cell_type == "code"] == code, lang
+        shared = [c.source for c in edition.cells
+                  if c.cell_type == "code" and "bootstrap" not in c.metadata.get("tags", [])]
+        assert shared == code, lang
 
 
 def _source(cells: list[tuple[str, str | None]]) -> str:
@@ -78,7 +80,8 @@ def test_a_complete_bilingual_source_passes_and_builds_two_editions(tmp_path):
     nb = build.read_source(path)
     assert build.languages(nb) == ["en", "zh"]
     zh = build.edition(nb, "zh", path.stem)
-    assert [c.cell_type for c in zh.cells] == ["markdown", "code", "markdown"]
+    assert [c.cell_type for c in zh.cells] == ["markdown", "code", "code", "markdown"], "title, bootstrap, code, text"
+    assert "[English edition](../99_example.ipynb)" in zh.cells[0].source and "Open in Colab" in zh.cells[0].source
     assert zh.metadata["course"] == {"edition": "zh", "source": "src/99_example.md"}
 
 

@@ -31,14 +31,17 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from colab_bootstrap import cell_source, links
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
 NOTEBOOKS = ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
 LANGUAGES = ("en", "zh")  # English first: the edition every notebook has
 EDITION_DIRS = {"en": NOTEBOOKS, "zh": NOTEBOOKS / "zh"}
 SOURCE_ONLY_METADATA = ("jupytext",)
+OTHER_EDITION = {"en": ("zh", "中文版"), "zh": ("en", "English edition")}
 SOLUTION_SUMMARY = {"en": "Solution (open it after your own attempt)", "zh": "参考答案（先自己尝试，再打开）"}
 
 
@@ -86,6 +89,22 @@ def stable_id(cell: nbformat.NotebookNode, seen: set[str]) -> str:
     raise ValueError("no free cell id")  # 33 identical cells in one notebook: never in this course
 
 
+def banner(name: str, lang: str, languages_built: list[str]) -> str:
+    """The line under each notebook's title: Colab and Binder links, and the switch to the other edition."""
+    path = name if lang == "en" else f"{lang}/{name}"
+    parts = [links(path)]
+    other, label = OTHER_EDITION[lang]
+    if other in languages_built:
+        parts.append(f"[{label}]({other}/{name}.ipynb)" if lang == "en" else f"[{label}](../{name}.ipynb)")
+    return " · ".join(parts)
+
+
+def bootstrap_cell() -> nbformat.NotebookNode:
+    """The first code cell: on Colab it installs the course (tools/colab_bootstrap.py); elsewhere it does nothing."""
+    return nbformat.v4.new_code_cell(cell_source().rstrip("\n"), metadata={
+        "tags": ["bootstrap"], "jupyter": {"source_hidden": True}})
+
+
 def edition(source: nbformat.NotebookNode, lang: str, name: str, *, run_solutions: bool = False
             ) -> nbformat.NotebookNode:
     """The notebook of one language: the shared code cells and that language's prose, in source order.
@@ -97,6 +116,10 @@ def edition(source: nbformat.NotebookNode, lang: str, name: str, *, run_solution
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.metadata.get("lang") == lang]
     if not run_solutions:
         nb.cells = [solution_cell(c, lang) if is_solution(c) else c for c in nb.cells]
+    if nb.cells and nb.cells[0].cell_type == "markdown":
+        nb.cells[0].source = nb.cells[0].source.rstrip("\n") + "\n\n" + banner(name, lang, languages(source))
+    first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+    nb.cells.insert(first_code, bootstrap_cell())
     seen: set[str] = set()
     for cell in nb.cells:
         cell.metadata.pop("lang", None)
