@@ -19,7 +19,9 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-NOTEBOOKS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = sorted(p.relative_to(NOTEBOOK_DIR).with_suffix("").as_posix()
+                   for p in [*NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"), *NOTEBOOK_DIR.glob("zh/[0-9][0-9]_*.ipynb")])
 RUN_TIMEOUT_MS = 240_000
 LATENCIES: list[dict] = []  # one record per move: notebook, move, milliseconds from the move to the new image
 
@@ -38,6 +40,56 @@ def record_latencies():
 def code_cell_count(name: str, root: Path) -> int:
     notebook = json.loads((root / f"{name}.ipynb").read_text())
     return sum(cell["cell_type"] == "code" for cell in notebook["cells"])
+
+
+# One exercise per notebook that a learner tries: the cell (found by a line of its code), a wrong answer and the
+# words of the pointed message it must get (English, Chinese). The right answer is the exercise's own solution.
+TRIES = {
+    "00": ("checks.check_scale(answer, d_k=64)", "answer = 1 / 64\nchecks.check_scale(answer, d_k=64)",
+           ("lecture note's slip", "讲义里的笔误")),
+    "04": ("checks.check_ignores_padding(fixed)",
+           "fixed = bugs.padded_self_attention\nchecks.check_ignores_padding(fixed)",
+           ("changing only the padding", "只改动填充位置")),
+    "07": ("checks.check_cross_attention(fixed_cross)",
+           "fixed_cross = bugs.cross_attention\nchecks.check_cross_attention(fixed_cross)",
+           ("the queries were taken from the encoder", "查询取自编码器")),
+}
+
+
+def solution_after(name: str, root: Path, marker: str) -> str:
+    """The code of the solution block that follows the exercise cell containing ``marker``."""
+    cells = json.loads((root / f"{name}.ipynb").read_text())["cells"]
+    start = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and marker in "".join(c["source"]))
+    block = next("".join(c["source"]) for c in cells[start:] if "solution" in c["metadata"].get("tags", []))
+    return block.split("```python\n", 1)[1].rsplit("\n```", 1)[0]
+
+
+def run_in_cell(page, cell, code: str, expect: str) -> str:
+    """Replace the cell's code as a learner would (select all, type), run it, wait for ``expect`` in its output."""
+    editor = cell.locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(code)
+    page.keyboard.press("Shift+Enter")
+    output = cell.locator(".jp-OutputArea-output", has_text=expect)
+    try:
+        output.first.wait_for(timeout=60_000)
+    except PlaywrightTimeout:
+        raise AssertionError(f"running {code!r} did not print {expect!r}: {cell.inner_text()[-600:]}") from None
+    return cell.locator(".jp-OutputArea").inner_text()
+
+
+def try_an_exercise(page, name: str, root: Path) -> None:
+    """A wrong answer gets its pointed message and no traceback; then the solution gets [x]."""
+    marker, wrong, (says_en, says_zh) = TRIES[name.split("/")[-1][:2]]
+    says = says_zh if name.startswith("zh/") else says_en
+    cell = page.locator(".jp-Notebook .jp-CodeCell", has_text=marker.split("(")[0]).filter(
+        has=page.locator(".cm-content", has_text=marker)).first
+    cell.scroll_into_view_if_needed()
+    shown = run_in_cell(page, cell, wrong, says)
+    assert "Traceback" not in shown and "helpers/checks.py" not in shown, shown
+    run_in_cell(page, cell, solution_after(name, root, marker), "[x]")
 
 
 def wait_idle(page, timeout_ms: int) -> None:
@@ -153,8 +205,11 @@ def test_notebook_runs_and_widgets_respond(lab, browser, name):
             page.wait_for_function("e => e.querySelector('img') && e.querySelector('img').src",
                                    arg=figure.element_handle())
             assert move_controls(figure, name) >= 1, f"live figure {index} has no control that redraws it"
+        if name.split("/")[-1][:2] in TRIES:
+            try_an_exercise(page, name, lab.root)
+            wait_idle(page, RUN_TIMEOUT_MS)
         SCREENSHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+        page.screenshot(path=str(SCREENSHOTS / f"{name.replace('/', '_')}.png"), full_page=False)
         assert not console_errors, console_errors
     finally:
         context.close()
