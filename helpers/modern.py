@@ -275,10 +275,10 @@ def sliding_window_mask(length: int, window: int, *, causal: bool = True, device
     """
     _require_positive_int("length", length)
     _require_positive_int("window", window)
-    offset = torch.arange(length, device=device).unsqueeze(1) - torch.arange(length, device=device)  # i - j, (L, L)
+    full = torch.ones(length, length, dtype=torch.bool, device=device)  # (L, L); bools only, no (L, L) of ints
     if causal:
-        return (offset >= 0) & (offset < window)
-    return offset.abs() < window
+        return full.tril() & ~full.tril(diagonal=-window)  # 0 <= i - j < window
+    return full.tril(diagonal=window - 1) & full.triu(diagonal=1 - window)  # |i - j| < window
 
 
 def kv_cache_bytes(*, layers: int, kv_heads: int, d_head: int, length: int, batch: int = 1,
