@@ -64,7 +64,7 @@ NOTEBOOKS = [
     Notebook("09_attention_everywhere", "1. 自注意力机制 — the list of architectures that borrow attention",
              "what attention costs against length; the fused kernel; a tiny ViT",
              "注意力的开销随长度的变化；融合内核；一个小小的 ViT"),
-    Notebook("10_attention_today", "beyond the note: attention as today's models run it",
+    Notebook("10_attention_today", "beyond the note",
              "online softmax, the KV cache, MQA/GQA, RoPE, sliding windows",
              "在线 softmax、KV 缓存、MQA/GQA、RoPE、滑动窗口"),
 ]
