@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from helpers.validation import (
+    broadcast_shape,
     broadcasts_to,
     require_bool_mask,
     require_float,
@@ -60,10 +61,11 @@ def _zero_unused_keys(mask: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor,
 
     Their weights are 0, but 0 · NaN = NaN: zeroing the rows makes garbage there (NaN, inf) harmless.
     """
-    used = mask.any(dim=-2).unsqueeze(-1)  # (..., L_k, 1): True = some query may attend to this key
+    used = mask if mask.shape[-2] == 1 else mask.any(dim=-2, keepdim=True)  # (..., 1, L_k): any query?
     if bool(used.all()):  # nothing to zero (no padding, e.g. a causal mask)
         return key, value
-    return key.masked_fill(~used, 0.0), value.masked_fill(~used, 0.0)
+    used = used.transpose(-2, -1)  # (..., L_k, 1): one flag per key row
+    return torch.where(used, key, 0.0), torch.where(used, value, 0.0)
 
 
 def _attention(
@@ -116,8 +118,31 @@ def _fused_attention(
 def _check_qkv(query: object, key: object, value: object, is_causal: object = False) -> tuple[int, ...]:
     """Validate query (..., L_q, d_k), key (..., L_k, d_k), value (..., L_k, d_v) and ``is_causal``.
 
-    Returns the shape of the scores, ``(..., L_q, L_k)``.
+    Returns the shape of the scores, ``(..., L_q, L_k)``. A few cheap tests pass good input at once
+    (a tiny attention costs a few µs, so the checks must cost less); anything else gets the detailed
+    checks of :func:`_explain_qkv`, which raise the error that names the argument.
     """
+    good = (
+        isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)
+        and query.is_floating_point() and query.dtype == key.dtype == value.dtype
+        and query.ndim >= 2 and key.ndim >= 2 and value.ndim >= 2 and type(is_causal) is bool
+    )
+    if good:
+        qs, ks, vs = tuple(query.shape), tuple(key.shape), tuple(value.shape)
+        good = qs[-1] >= 1 and ks[-1] == qs[-1] and vs[-2] == ks[-2] and (not is_causal or qs[-2] == ks[-2])
+    if not good:
+        _explain_qkv(query, key, value, is_causal)
+    batch = qs[:-2] if qs[:-2] == ks[:-2] == vs[:-2] else broadcast_shape(qs[:-2], ks[:-2])
+    if batch is None or broadcast_shape(batch, vs[:-2]) is None:
+        raise ValueError(
+            "the leading (batch) dimensions of query, key and value must broadcast; got "
+            f"{shape_str(qs)}, {shape_str(ks)}, {shape_str(vs)}"
+        )
+    return (*batch, qs[-2], ks[-2])
+
+
+def _explain_qkv(query: object, key: object, value: object, is_causal: object) -> None:
+    """Raise the first error that query, key, value or ``is_causal`` deserves."""
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         require_float(name, tensor)
         if tensor.ndim < 2:
@@ -133,17 +158,7 @@ def _check_qkv(query: object, key: object, value: object, is_causal: object = Fa
     if not (query.dtype == key.dtype == value.dtype):
         raise TypeError(f"query, key and value must share one dtype; got {query.dtype}, {key.dtype}, {value.dtype}")
     _check_is_causal(is_causal, query.shape[-2], key.shape[-2])
-    if query.shape[:-2] == key.shape[:-2] == value.shape[:-2]:  # the usual case, without broadcasting
-        return (*query.shape[:-1], key.shape[-2])
-    try:
-        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-        batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            "the leading (batch) dimensions of query, key and value must broadcast; got "
-            f"{shape_str(query.shape)}, {shape_str(key.shape)}, {shape_str(value.shape)}"
-        ) from None
-    return (*batch, query.shape[-2], key.shape[-2])
+    raise AssertionError("_explain_qkv found nothing wrong")  # unreachable: _check_qkv's tests are the same
 
 
 def _check_is_causal(is_causal: object, l_q: int, l_k: int) -> None:
@@ -225,7 +240,7 @@ def fused_scaled_dot_product_attention(
     scores_shape = _check_qkv(query, key, value, is_causal)
     if mask is not None:
         mask = _check_mask(mask, scores_shape, "(..., L_q, L_k)")
-    if not (isinstance(dropout_p, float | int) and 0.0 <= dropout_p < 1.0) or isinstance(dropout_p, bool):
+    if type(dropout_p) not in (float, int) or not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be a number in [0, 1); got {dropout_p!r}")
     return _fused_attention(query, key, value, mask, is_causal, dropout_p)
 
