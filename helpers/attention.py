@@ -234,8 +234,10 @@ def fused_scaled_dot_product_attention(
 
     ``torch.nn.functional.scaled_dot_product_attention`` shares the course's mask meaning
     (True = may attend). It never materialises the weights, so it is faster and lighter;
-    use it when the weights are not needed. ``is_causal=True`` without a mask reaches PyTorch's
-    causal kernel, which skips the blocks above the diagonal. Returns ``output (..., L_q, d_v)``.
+    use it when the weights are not needed. ``mask`` and ``is_causal`` are read as in
+    :func:`scaled_dot_product_attention`; ``is_causal=True`` without a mask reaches PyTorch's causal kernel,
+    which skips the blocks above the diagonal and builds no (L, L) mask. ``dropout_p`` drops weights in the
+    kernel (training only). Returns ``output (..., L_q, d_v)``.
     """
     scores_shape = _check_qkv(query, key, value, is_causal)
     if mask is not None:
