@@ -58,6 +58,21 @@ def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
     return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
+def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    """The shape ``shapes`` broadcast to, or None when they do not broadcast.
+
+    Plain Python: ``torch.broadcast_shapes`` costs about 20 µs a call, more than a small attention.
+    """
+    result: list[int] = []
+    width = max((len(shape) for shape in shapes), default=0)
+    for axis in range(1, width + 1):
+        sizes = {shape[-axis] for shape in shapes if len(shape) >= axis} - {1}
+        if len(sizes) > 1:
+            return None
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(reversed(result))
+
+
 def require_bool_mask(name: str, mask: object) -> Tensor:
     tensor = require_tensor(name, mask)
     if tensor.dtype != torch.bool:

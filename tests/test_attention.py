@@ -14,6 +14,7 @@ from helpers.attention import (
     MultiHeadAttention,
     causal_mask,
     fused_scaled_dot_product_attention,
+    lengths_mask,
     padding_mask,
     scaled_dot_product_attention,
 )
@@ -165,3 +166,108 @@ def test_dropout_is_used_only_in_training():
     c, _ = mha(x, x, x)
     d, _ = mha(x, x, x, need_weights=False)
     torch.testing.assert_close(c, d)
+
+
+def per_head_qkv(dtype, batch=3, heads=2, length=6, d=4, seed=5, requires_grad=False):
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(batch, heads, length, d, generator=g, dtype=dtype).requires_grad_(requires_grad)
+                 for _ in range(3))
+
+
+@pytest.mark.parametrize("fn", ["naive", "fused"])
+@pytest.mark.parametrize("with_padding", [False, True])
+def test_is_causal_equals_the_causal_mask(fn, with_padding):
+    """is_causal=True gives the masked path's output (and gradients) to 1e-10 in float64, with or without padding."""
+    q, k, v = per_head_qkv(torch.float64, requires_grad=True)
+    tokens = lengths_to_tokens([6, 4, 1], 6, torch.Generator().manual_seed(1))
+    padding = padding_mask(tokens, 0)[:, None] if with_padding else None  # (batch, 1, 1, L)
+    explicit = causal_mask(6) if padding is None else causal_mask(6) & padding
+    if fn == "naive":
+        out, weights = scaled_dot_product_attention(q, k, v, padding, is_causal=True)
+        ref, ref_weights = scaled_dot_product_attention(q, k, v, explicit)
+        assert_close(weights, ref_weights, torch.float64)
+    else:
+        out = fused_scaled_dot_product_attention(q, k, v, padding, is_causal=True)
+        ref = fused_scaled_dot_product_attention(q, k, v, explicit)
+    assert_close(out, ref, torch.float64)
+    if padding is None:  # PyTorch's own causal kernel, the reference of the fast path
+        assert_close(out, F.scaled_dot_product_attention(q, k, v, is_causal=True), torch.float64)
+    grads = torch.autograd.grad(out.sum(), (q, k, v))
+    ref_grads = torch.autograd.grad(ref.sum(), (q, k, v))
+    for grad, ref_grad in zip(grads, ref_grads):
+        assert_close(grad, ref_grad, torch.float64)
+
+
+def test_multi_head_is_causal_equals_the_causal_mask(dtype):
+    _, ours = make_mha_pair(dtype)
+    x = torch.randn(3, 6, 16, dtype=dtype, generator=torch.Generator().manual_seed(7))
+    padding = padding_mask(lengths_to_tokens([6, 3, 5], 6, torch.Generator().manual_seed(2)), 0)
+    for mask in (None, padding):
+        explicit = causal_mask(6) if mask is None else causal_mask(6) & mask
+        expected, expected_weights = ours(x, x, x, explicit)
+        out, weights = ours(x, x, x, mask, is_causal=True)
+        fast, _ = ours(x, x, x, mask, is_causal=True, need_weights=False)
+        assert_close(out, expected, dtype)
+        assert_close(weights, expected_weights, dtype)
+        assert_close(fast, expected, dtype)
+
+
+@pytest.mark.parametrize("fn", ["naive", "fused"])
+@pytest.mark.parametrize("garbage", [float("nan"), float("inf"), -float("inf")])
+def test_padded_keys_cannot_leak_garbage(fn, garbage):
+    """A key no query may attend to (padding) changes nothing, even holding NaN or inf; gradients stay finite."""
+    q, k, v = per_head_qkv(torch.float64)
+    padding = padding_mask(lengths_to_tokens([6, 4, 2], 6, torch.Generator().manual_seed(3)), 0)[:, None]
+    dirty_k, dirty_v = k.clone(), v.clone()
+    pad_rows = ~padding[:, 0, 0]  # (batch, L): True at the padded positions
+    dirty_k[pad_rows.unsqueeze(1).expand(3, 2, 6)] = garbage
+    dirty_v[pad_rows.unsqueeze(1).expand(3, 2, 6)] = garbage
+    dirty_k.requires_grad_()
+    attend = (lambda *a, **kw: scaled_dot_product_attention(*a, **kw)[0]) if fn == "naive" else (
+        fused_scaled_dot_product_attention)
+    for is_causal in (False, True):
+        clean = attend(q, k, v, padding, is_causal=is_causal)
+        dirty = attend(q, dirty_k, dirty_v, padding, is_causal=is_causal)
+        assert torch.isfinite(dirty).all()
+        torch.testing.assert_close(dirty, clean, atol=0, rtol=0)
+        (grad,) = torch.autograd.grad(dirty.sum(), dirty_k)
+        assert torch.isfinite(grad).all()
+
+
+def test_weights_are_returned_before_dropout():
+    q, k, v = random_qkv(torch.float64)
+    keep = torch.rand(2, 5, 7, generator=torch.Generator().manual_seed(8)) > 0.5
+    dropout = lambda w: w * keep * 2.0  # a fixed "dropout": its effect on the output is known
+    out, weights = scaled_dot_product_attention(q, k, v, dropout=dropout)
+    plain_out, plain_weights = scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(weights, plain_weights, atol=0, rtol=0)  # before dropout: rows sum to 1
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 5, dtype=torch.float64))
+    torch.testing.assert_close(out, dropout(plain_weights) @ v)  # the output uses the dropped weights
+    assert not torch.allclose(out, plain_out)
+
+
+def test_multi_head_weights_are_before_dropout_in_training():
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(8, 2, dropout=0.5).train()
+    x = torch.randn(2, 5, 8)
+    _, weights = mha(x, x, x)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 2, 5))  # dropout would zero or double entries
+
+
+def test_one_pass_masking_keeps_zero_rows_and_finite_gradients_in_float32():
+    q, k, v = (t.requires_grad_() for t in random_qkv(torch.float32))
+    mask = torch.rand(2, 5, 7, generator=torch.Generator().manual_seed(9)) > 0.5
+    mask[1, 3] = False  # an empty row
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert torch.all(weights[1, 3] == 0) and torch.all(out[1, 3] == 0)
+    assert torch.all(weights[~mask] == 0)
+    full = mask.any(-1)
+    torch.testing.assert_close(weights.sum(-1)[full], torch.ones(int(full.sum())))
+    out.square().sum().backward()
+    assert all(torch.isfinite(t.grad).all() for t in (q, k, v))
+
+
+def test_lengths_mask_equals_padding_mask():
+    tokens = lengths_to_tokens([4, 1, 3], 4, torch.Generator().manual_seed(0))
+    assert torch.equal(lengths_mask(torch.tensor([4, 1, 3]), 4), padding_mask(tokens, 0))
+    assert lengths_mask(torch.tensor([0]), 2).tolist() == [[[False, False]]]

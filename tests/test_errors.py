@@ -8,7 +8,14 @@ import pytest
 import torch
 from torch import nn
 
-from helpers.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention
+from helpers.attention import (
+    MultiHeadAttention,
+    causal_mask,
+    fused_scaled_dot_product_attention,
+    lengths_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 from helpers.kv_cache import KVCache
 from helpers.layers import DecoderLayer, EncoderLayer, FeedForward, PositionalEncoding
 from helpers.plotting import heatmap
@@ -18,6 +25,7 @@ from helpers.tasks import make_batch
 from helpers.transformer import Transformer
 
 q, k, v = torch.randn(2, 5, 8), torch.randn(2, 7, 8), torch.randn(2, 7, 4)
+qh, kh, vh = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 4)  # per-head (batch 2, 3 heads)
 
 
 @pytest.mark.parametrize(
@@ -43,6 +51,26 @@ q, k, v = torch.randn(2, 5, 8), torch.randn(2, 7, 8), torch.randn(2, 7, 4)
         (lambda: padding_mask(torch.ones(3, dtype=torch.long), 0), ValueError,
          "tokens must be 2-D (batch, L); got shape (3,)"),
         (lambda: padding_mask(torch.ones(2, 3, dtype=torch.long), None), TypeError, "pad_id must be an int"),
+        # per-head scores (2, 3, 5, 7): a 3-D (batch, 1, L_k) mask would line its batch axis up with the heads
+        (lambda: scaled_dot_product_attention(qh, kh, vh, torch.ones(2, 1, 7, dtype=torch.bool)), ValueError,
+         "mask must be 2-D (L_q, L_k) or 4-D like the scores (..., L_q, L_k) = (2, 3, 5, 7); got 3-D (2, 1, 7). "
+         "A (batch, 1, L_k) padding mask would line its batch axis up with the heads"),
+        (lambda: fused_scaled_dot_product_attention(qh, kh, vh, torch.ones(3, 1, 7, dtype=torch.bool)), ValueError,
+         "mask must be 2-D (L_q, L_k) or 4-D like the scores"),
+        (lambda: scaled_dot_product_attention(q, k, v, torch.ones(7, dtype=torch.bool)), ValueError,
+         "mask must be 2-D (L_q, L_k) or 3-D like the scores (..., L_q, L_k) = (2, 5, 7); got 1-D (7,)"),
+        (lambda: scaled_dot_product_attention(q[..., :0], k[..., :0], v), ValueError,
+         "query must have a last dimension d_k of at least 1; got shape (2, 5, 0)"),
+        (lambda: scaled_dot_product_attention(q, k, v, is_causal=True), ValueError,
+         "is_causal=True needs as many queries as keys (query i sees keys 0..i); got L_q = 5, L_k = 7"),
+        (lambda: fused_scaled_dot_product_attention(q, k, v, is_causal=1), TypeError,
+         "is_causal must be a bool; got int"),
+        (lambda: fused_scaled_dot_product_attention(q, k, v, dropout_p=1.0), ValueError,
+         "dropout_p must be a number in [0, 1); got 1.0"),
+        (lambda: fused_scaled_dot_product_attention(q, k.half(), v), TypeError, "must share one dtype"),
+        (lambda: lengths_mask(torch.tensor([2, 5]), 4), ValueError, "lengths must be in [0, length = 4]; got values"),
+        (lambda: lengths_mask(torch.tensor([2.0]), 4), TypeError, "lengths must hold integers"),
+        (lambda: lengths_mask(torch.tensor([[2]]), 4), ValueError, "lengths must be 1-D (batch,); got shape (1, 1)"),
     ],
 )
 def test_functions_reject_bad_input(call, error, message):
@@ -73,6 +101,15 @@ x = torch.randn(2, 5, 8)
         (lambda: mha(x, x, x, torch.ones(2, 5, 4, dtype=torch.bool)), ValueError, "got (2, 5, 4)"),
         (lambda: mha(x, x, x, torch.ones(5, 5)), TypeError, "mask must be a torch.bool tensor"),
         (lambda: mha(x.int(), x, x), TypeError, "query must be a floating-point tensor"),
+        (lambda: mha(x.double(), x, x), TypeError,
+         "query must have the dtype of the module's weights, torch.float32; got torch.float64"),
+        (lambda: mha(x, x, x.half()), TypeError, "value must have the dtype of the module's weights"),
+        # a (batch, L_k) padding mask: a 2-D mask means (L_q, L_k), so this one is pointed to (batch, 1, L_k)
+        (lambda: mha(x[:, :3], x, x, torch.ones(2, 5, dtype=torch.bool)), ValueError,
+         "mask must broadcast to (batch, L_q, L_k) = (2, 3, 5) (no head axis); got (2, 5). A 2-D mask means "
+         "(L_q, L_k); for a padding mask of shape (batch, L_k) use padding_mask's (batch, 1, L_k) form"),
+        (lambda: mha(x[:, :3], x, x, is_causal=True), ValueError, "is_causal=True needs as many queries as keys"),
+        (lambda: mha(x, x, x, is_causal=None), TypeError, "is_causal must be a bool; got NoneType"),
     ],
 )
 def test_multi_head_attention_rejects_bad_input(call, error, message):
