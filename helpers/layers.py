@@ -7,7 +7,6 @@ in the same places, ``norm_first`` for pre-LN), so that ``from_torch`` copies gi
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable
 
@@ -16,7 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from helpers.arguments import module_dtype, require_dropout, require_dtype, require_int
-from helpers.attention import MultiHeadAttention, causal_mask
+from helpers.attention import MultiHeadAttention
 from helpers.kv_cache import LayerCache
 from helpers.validation import require_float, require_last_dim, require_ndim, shape_str
 
@@ -107,20 +106,11 @@ class Residual(nn.Module):
         return self.norm(x + self.dropout(sublayer(x)))
 
 
-# Until every MultiHeadAttention takes is_causal, the same meaning as a materialised mask (one place to switch).
-_MHA_TAKES_IS_CAUSAL = "is_causal" in inspect.signature(MultiHeadAttention.forward).parameters
-
-
 def _self_attention(
     attn: MultiHeadAttention, h: Tensor, mask: Tensor | None, is_causal: bool, need_weights: bool
 ) -> tuple[Tensor, Tensor | None]:
     """h (batch, L, d_model) attends to itself; ``is_causal`` ANDs "position i sees 0..i" into ``mask``."""
-    if _MHA_TAKES_IS_CAUSAL:
-        return attn(h, h, h, mask, is_causal=is_causal, need_weights=need_weights)
-    if is_causal:
-        causal = causal_mask(h.shape[1], device=h.device)
-        mask = causal if mask is None else causal & mask
-    return attn(h, h, h, mask, need_weights=need_weights)
+    return attn(h, h, h, mask, is_causal=is_causal, need_weights=need_weights)
 
 
 class _Layer(nn.Module):
