@@ -9,8 +9,6 @@
 * :func:`sliding_window_mask`: the band mask of local attention, in the course's convention (True = may attend).
 * :func:`kv_cache_bytes`: the size of a decoder's key/value cache; :func:`peak_tensor_bytes` measures what a call
   allocates.
-* :func:`check_choice` and :func:`check_prediction`: checkers for multiple-choice and predict-then-run exercises
-  (they belong with ``helpers.checks``; they are here until they move there).
 
 Shapes follow ``helpers.attention``: per-head tensors are ``(batch, heads, L, d_head)``; masks are ``torch.bool``
 without a head axis, broadcastable to ``(..., L_q, L_k)``; a query with no key to attend to gets zeros.
@@ -21,7 +19,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -30,7 +28,6 @@ from torch import Tensor, nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from helpers.attention import MultiHeadAttention, _check_mask, _check_qkv
-from helpers.checks import ExerciseError
 from helpers.validation import require_bool_mask, require_float, require_last_dim, require_ndim, shape_str
 
 __all__ = [
@@ -44,8 +41,6 @@ __all__ = [
     "sliding_window_mask",
     "kv_cache_bytes",
     "peak_tensor_bytes",
-    "check_choice",
-    "check_prediction",
 ]
 
 
@@ -347,53 +342,3 @@ def peak_tensor_bytes(fn: Callable[..., object], *args: object, **kwargs: object
 
 
 # --- exercise checkers (to move into helpers.checks) ------------------------------------------------------------
-
-
-def _choices_text(choices: Mapping[str, str] | list[str]) -> str:
-    return ", ".join(repr(c) for c in choices)
-
-
-def check_choice(name: str, answer: object, correct: str, wrong: Mapping[str, str], *, why: str) -> None:
-    """A multiple-choice answer: one of ``correct`` or the keys of ``wrong``.
-
-    ``wrong`` maps every wrong choice to the explanation of why it is wrong, shown only when it is chosen;
-    ``why`` explains the right one, shown once it is chosen. Nothing is revealed before an answer is given.
-    """
-    if correct in wrong:
-        raise ValueError(f"correct must not be among the wrong choices; got correct = {correct!r}")
-    choices = sorted([correct, *wrong])
-    if answer is Ellipsis:
-        print(f"[ ] {name}: not answered yet. Set the answer to one of {_choices_text(choices)} and run the cell "
-              "again.")
-        return
-    if answer == correct:
-        print(f"[x] {name}: correct. {why}")
-        return
-    if isinstance(answer, str) and answer in wrong:
-        raise ExerciseError(f"{name}: {answer!r} is not it. {wrong[answer]}")
-    raise ExerciseError(f"{name}: the answer must be one of {_choices_text(choices)}; got {answer!r}")
-
-
-def check_prediction(name: str, prediction: object, experiment: Callable[[], tuple[str, str]],
-                     explanations: Mapping[str, str], *, why: str) -> None:
-    """Predict, then run: ``experiment()`` runs only once a prediction is recorded.
-
-    ``experiment`` returns ``(outcome, report)``: the choice that the measurement supports and a sentence saying
-    what was measured (printed). ``explanations`` maps each choice to the explanation shown when it was predicted
-    but the measurement says otherwise; ``why`` is shown after a right prediction.
-    """
-    if prediction is Ellipsis:
-        print(f"[ ] {name}: no prediction yet. Set the prediction to one of {_choices_text(sorted(explanations))} "
-              "and run the cell again: the experiment runs then.")
-        return
-    if not isinstance(prediction, str) or prediction not in explanations:
-        raise ExerciseError(f"{name}: the prediction must be one of {_choices_text(sorted(explanations))}; "
-                            f"got {prediction!r}")
-    outcome, report = experiment()
-    if outcome not in explanations:
-        raise ValueError(f"experiment must return one of {_choices_text(sorted(explanations))}; got {outcome!r}")
-    print(f"measured: {report}")
-    if prediction != outcome:
-        raise ExerciseError(f"{name}: you predicted {prediction!r}, the measurement says {outcome!r}. "
-                            f"{explanations[prediction]}")
-    print(f"[x] {name}: your prediction was right. {why}")

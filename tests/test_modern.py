@@ -11,13 +11,10 @@ import torch
 import torch.nn.functional as F
 
 from helpers.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
-from helpers.checks import ExerciseError
 from helpers.layers import sinusoidal_table
 from helpers.modern import (
     GroupedQueryAttention,
     apply_rope,
-    check_choice,
-    check_prediction,
     expand_kv,
     kv_cache_bytes,
     online_softmax_steps,
@@ -235,34 +232,3 @@ def test_kv_cache_bytes_equals_the_bytes_of_cached_tensors():
 WRONG = {"a": "a is wrong because of x.", "c": "c is wrong because of y."}
 
 
-def test_check_choice(capsys):
-    check_choice("q", ..., "b", WRONG, why="b because z.")
-    out = capsys.readouterr().out
-    assert out.startswith("[ ] q: not answered yet") and "because" not in out  # no explanation before an answer
-    check_choice("q", "b", "b", WRONG, why="b because z.")
-    assert capsys.readouterr().out.startswith("[x] q: correct. b because z.")
-    with pytest.raises(ExerciseError, match="'c' is not it. c is wrong because of y."):
-        check_choice("q", "c", "b", WRONG, why="")
-    with pytest.raises(ExerciseError, match="must be one of 'a', 'b', 'c'; got 'd'"):
-        check_choice("q", "d", "b", WRONG, why="")
-    with pytest.raises(ValueError, match="correct must not be among the wrong choices"):
-        check_choice("q", "a", "a", WRONG, why="")
-
-
-def test_check_prediction_runs_the_experiment_only_after_a_prediction(capsys):
-    runs = []
-    explanations = {"x1": "not x1.", "x2": "not x2."}
-
-    def experiment():
-        runs.append(1)
-        return "x2", "it doubled"
-
-    check_prediction("p", ..., experiment, explanations, why="linear.")
-    assert runs == [] and capsys.readouterr().out.startswith("[ ] p: no prediction yet")
-    check_prediction("p", "x2", experiment, explanations, why="linear.")
-    assert capsys.readouterr().out.splitlines() == ["measured: it doubled", "[x] p: your prediction was right. linear."]
-    with pytest.raises(ExerciseError, match="you predicted 'x1', the measurement says 'x2'. not x1."):
-        check_prediction("p", "x1", experiment, explanations, why="")
-    with pytest.raises(ExerciseError, match="must be one of 'x1', 'x2'; got 'x4'"):
-        check_prediction("p", "x4", experiment, explanations, why="")
-    assert len(runs) == 2
