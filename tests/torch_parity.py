@@ -6,7 +6,7 @@ import torch
 
 from helpers.tokens import FIRST_SYMBOL, PAD
 
-#: how close the helpers must be to PyTorch (helpers-api.md): 1e-5 in float32, 1e-10 in float64
+#: how close the helpers must be to PyTorch (docs/conventions.md, section 8): 1e-5 in float32, 1e-10 in float64
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 
 
