@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
@@ -163,7 +163,7 @@ def main() -> None:
     lines = [
         "# Benchmark results",
         "",
-        f"Written by `make bench` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
+        f"Written by `make bench` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
         f"torch {torch.__version__}, Python {platform.python_version()}.",
         "One run; each comparison measured side by side in one process (torch.utils.benchmark, median).",
