@@ -90,11 +90,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "sync":
-            copied = sync()
+            copied = sync(COURSE, COPY)
             if copied:
                 print(f"my-notebooks/: {len(copied)} new file(s) from notebooks/ ({', '.join(map(str, copied))})")
         else:
-            target, backup = restore(args.notebook)
+            target, backup = restore(args.notebook, COURSE, COPY)
             kept = f"; yours is kept as {backup.name}" if backup else ""
             print(f"{target.relative_to(ROOT)} is the course's version again{kept}")
     except ValueError as error:
