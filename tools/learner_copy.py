@@ -92,7 +92,8 @@ def main(argv: list[str]) -> int:
         if args.command == "sync":
             copied = sync(COURSE, COPY)
             if copied:
-                print(f"my-notebooks/: {len(copied)} new file(s) from notebooks/ ({', '.join(map(str, copied))})")
+                names = ", ".join(map(str, copied)) if len(copied) <= 3 else f"{len(copied)} files"
+                print(f"my-notebooks/ (your copy): added {names} from notebooks/")
         else:
             target, backup = restore(args.notebook, COURSE, COPY)
             kept = f"; yours is kept as {backup.name}" if backup else ""
