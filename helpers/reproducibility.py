@@ -6,7 +6,7 @@ Threads, measured (``benchmarks/run.py`` and the report of issue 18): the course
 and when the cores are busy with other work (a browser, an editor, a video call) torch's worker threads wait
 for each other: 40 training steps of notebook 08 took 103-127 s with torch's default of 2 threads on a busy
 2-core machine, against 6 s with one thread (measured again on a shared 2-core machine: 2.1-3.0 s on one
-thread, 9.9-48 s on two; idle, one thread is as fast for these sizes). So :func:`seed_everything` sets **one thread**
+thread, 9.9-48 s on two; the median step of 08's model, 103 ms on one thread, 110 ms on two). So :func:`seed_everything` sets **one thread**
 (:func:`use_course_threads`), and the few cells with large tensors (a 2048 x 2048 matmul, attention over
 thousands of positions) ask for more, for their own duration::
 
