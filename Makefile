@@ -1,22 +1,40 @@
 # Attention, step by step. `make lab` to learn, `make test` to check everything.
-PYTHON ?= python3.11
+#
+#   PYTHON=python3.12    the interpreter for .venv (default: the first of python3.11, 3.12, 3.13, 3.10, 3.14,
+#                        python3 that is 3.10-3.14; tools/find_python.sh says what it needs when none fits)
+#   TORCH_INDEX=<url>    an extra pip index for torch, e.g. PyTorch's CPU wheel index on Linux (see README)
+PYTHON ?=
+TORCH_INDEX ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
+TORCH_PIP := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
-.PHONY: lab test lint unit notebooks browser bench chromium clean
+.PHONY: lab restore test lint unit notebooks browser bench chromium clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+# torch first, from the lock (torch==2.13.0, the build the course is tested with); the package's own range
+# (torch>=2.4,<2.14) is then already met, so the second install adds no other torch.
+$(STAMP): pyproject.toml requirements-lock.txt
+	@test -x $(BIN)/python || { py=$$(sh tools/find_python.sh $(PYTHON)) && echo "creating $(VENV) with $$py" \
+	  && $$py -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH_PIP) -r requirements-lock.txt
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python tools/lab_settings.py
 	touch $(STAMP)
 
-## lab: create .venv, install, start JupyterLab on notebooks/ (127.0.0.1, a token in the printed URL)
+## lab: install, then JupyterLab on my-notebooks/, your own git-ignored copy (127.0.0.1, a token in the URL)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --no-browser \
+	@$(BIN)/python tools/learner_copy.py sync
+	@$(BIN)/jupyter lab --notebook-dir=my-notebooks --ServerApp.ip=127.0.0.1 --no-browser \
+	  --ServerApp.log_level=WARN --LabApp.log_level=WARN \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
+
+## restore: put back the course's version of one notebook in my-notebooks/ (yours kept as .bak): make restore NB=03
+restore:
+	@test -n "$(NB)" || { echo "which notebook? e.g. make restore NB=03" >&2; exit 2; }
+	@$(or $(wildcard $(BIN)/python),python3) tools/learner_copy.py restore $(NB)
 
 ## chromium: Debian's Chromium for the browser tests (never `playwright install`)
 chromium:
@@ -38,7 +56,7 @@ unit: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest notebooks
 
-## bench: measure, and write benchmarks/RESULTS.md
+## bench: measure (idle, then with one CPU burner per core), and write benchmarks/RESULTS.md
 bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/run.py
 

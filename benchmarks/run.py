@@ -12,12 +12,15 @@ Each comparison runs its two sides in the same process, one after the other, wit
   4. execution time of every notebook (run on a copy, in a fresh kernel), and of the whole series
   5. the N = 6 training of notebook 08 to 99 % exact match (read from that run)
   6. median latency from a widget move to the new image in JupyterLab (from the browser tests)
+  7. idle vs loaded: the whole series, 08's training and 40 of its steps (1 and 2 threads) again with one
+     CPU-burning process per core, which the benchmark starts and stops itself (by pid)
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import re
 import shutil
@@ -25,7 +28,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from datetime import UTC, datetime
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
@@ -46,6 +52,10 @@ from helpers.attention import (  # noqa: E402
     lengths_mask,
     scaled_dot_product_attention,
 )
+from helpers.reproducibility import seed_everything, threads  # noqa: E402
+from helpers.seq2seq import Seq2SeqTransformer  # noqa: E402
+from helpers.tasks import make_batch  # noqa: E402
+from helpers.training import train  # noqa: E402
 from helpers.transformer import Transformer  # noqa: E402
 
 #: torch threads of the attention measurements: every figure is measured at each, and its table says which
@@ -67,6 +77,7 @@ GOALS = {
     "median widget move to new image in JupyterLab": (100.0, "ms"),
     "whole notebook series, fresh kernels": (180.0, "s"),
     "N = 6 training of notebook 08 to >= 99 % exact match": (60.0, "s"),
+    "whole notebook series with one CPU burner per core / idle": (2.0, "x"),
 }
 
 
@@ -304,6 +315,106 @@ def widget_latencies() -> list[dict]:
     return json.loads(latencies.read_text()) if latencies.exists() else []
 
 
+# --- 7. idle vs loaded ------------------------------------------------------------------------------------------
+
+#: the load: a Python process that spins forever, one per core
+BURNER = "while True: pass"
+
+
+def start_burners(count: int | None = None) -> list[subprocess.Popen]:
+    """Start ``count`` CPU-burning processes (default: one per core); stop them with :func:`stop_burners`."""
+    count = (os.cpu_count() or 1) if count is None else count
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a positive int; got {count!r}")
+    return [subprocess.Popen([sys.executable, "-c", BURNER], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL) for _ in range(count)]
+
+
+def stop_burners(burners: list[subprocess.Popen], grace: float = 5.0) -> None:
+    """Stop each burner by its pid: SIGTERM, then SIGKILL after ``grace`` seconds; wait for every one."""
+    for burner in burners:
+        if burner.poll() is None:
+            burner.terminate()
+    for burner in burners:
+        try:
+            burner.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            burner.kill()
+            burner.wait()
+
+
+@contextmanager
+def cpu_load(count: int | None = None) -> Iterator[list[subprocess.Popen]]:
+    """The ``with`` block runs while ``count`` burners (default: one per core) keep every core busy."""
+    burners = start_burners(count)
+    try:
+        time.sleep(0.5)  # let them reach full speed
+        yield burners
+    finally:
+        stop_burners(burners)
+
+
+def idle_and_loaded(measure: Callable[[], object], count: int | None = None) -> tuple[object, object]:
+    """``measure()`` on the machine as it is, then again under :func:`cpu_load`; returns (idle, loaded)."""
+    idle = measure()
+    with cpu_load(count):
+        loaded = measure()
+    return idle, loaded
+
+
+def training_steps(num_threads: int, steps: int = 40) -> float:
+    """Seconds for ``steps`` training steps of notebook 08's N = 6 model (d_model 32, batch 128) on ``num_threads``."""
+    seed_everything(0, num_threads=num_threads)
+    model = Seq2SeqTransformer(13, d_model=32, num_heads=4, num_layers=6, d_ff=64, dropout=0.0, norm_first=True)
+    generator = torch.Generator().manual_seed(0)
+    batches = lambda: make_batch("reverse", 128, min_length=3, max_length=6, vocab_size=13, generator=generator)
+    with threads(num_threads):
+        return train(model, batches, steps=steps, lr=3e-3, warmup=10, progress=False).seconds
+
+
+def load_rows(series_idle: list[tuple[str, float]], training_idle: float | None,
+              ) -> tuple[list[tuple[str, float, float]], list[tuple[str, float, float]], float]:
+    """Idle vs loaded: (summary rows, per-notebook rows, series ratio). Each row: (what, idle s, loaded s).
+
+    ``series_idle`` and ``training_idle`` are what :func:`notebooks` measured on the idle machine; the series
+    runs again here under :func:`cpu_load`.
+    """
+    with cpu_load():
+        series_loaded, training_loaded = notebooks()
+    steps_1 = idle_and_loaded(lambda: training_steps(1))
+    steps_2 = idle_and_loaded(lambda: training_steps(2))
+    total_idle, total_loaded = (sum(s for _, s in series) for series in (series_idle, series_loaded))
+    rows = [("whole notebook series", total_idle, total_loaded)]
+    if training_idle is not None and training_loaded is not None:
+        rows.append(("N = 6 training of notebook 08 (in the series)", training_idle, training_loaded))
+    rows += [("40 steps of 08's model, 1 thread (the course's choice)", *steps_1),
+             ("40 steps of 08's model, 2 threads", *steps_2)]
+    per_notebook = [(name, idle, loaded) for (name, idle), (_, loaded) in zip(series_idle, series_loaded,
+                                                                               strict=True)]
+    return rows, per_notebook, total_loaded / total_idle
+
+
+def load_section(rows: list[tuple[str, float, float]], per_notebook: list[tuple[str, float, float]]) -> list[str]:
+    """The "idle vs loaded" section of RESULTS.md."""
+    table = lambda items: [f"| {name} | {idle:.1f} | {loaded:.1f} | {loaded / idle:.2f}x |"
+                           for name, idle, loaded in items]
+    return [
+        "## 6. Idle vs loaded (one CPU-burning process per core)",
+        "",
+        f"Each measure twice: on the machine as it is, then with {os.cpu_count()} processes spinning in",
+        "`while True: pass` (one per core), started and stopped by the benchmark. Goal: loaded <= 2x idle.",
+        "",
+        "| measure | idle (s) | loaded (s) | loaded / idle |",
+        "|---|---|---|---|",
+        *table(rows),
+        "",
+        "| notebook | idle (s) | loaded (s) | loaded / idle |",
+        "|---|---|---|---|",
+        *table(per_notebook),
+        "",
+    ]
+
+
 def summary_row(measure: str, value: float | None) -> str:
     """One row of the summary: the value and the goal in the goal's unit, and whether the value meets it."""
     limit, unit = GOALS[measure]
@@ -316,6 +427,7 @@ def main() -> None:
     attention_values, section_1, section_3 = attention_report()
     t_ours, t_ref = train_step()
     series, training = notebooks()
+    load, load_per_notebook, load_ratio = load_rows(series, training)
     moves = widget_latencies()
     latency = statistics.median(m["ms"] for m in moves) if moves else None
     by_notebook: dict[str, list[float]] = {}
@@ -329,11 +441,12 @@ def main() -> None:
         "median widget move to new image in JupyterLab": latency,
         "whole notebook series, fresh kernels": total,
         "N = 6 training of notebook 08 to >= 99 % exact match": training,
+        "whole notebook series with one CPU burner per core / idle": load_ratio,
     }
     lines = [
         "# Benchmark results",
         "",
-        f"Written by `make bench` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
+        f"Written by `make bench` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads available, "
         f"torch {torch.__version__}, Python {platform.python_version()}.",
         "One run; each comparison measured side by side in one process (torch.utils.benchmark, median).",
@@ -374,6 +487,7 @@ def main() -> None:
         f"| **all** | **{len(moves)}** | **{latency:.0f}** | **{max(m['ms'] for m in moves):.0f}** |"
         if moves else "| all | 0 | n/a | n/a |",
         "",
+        *load_section(load, load_per_notebook),
     ]
     (ROOT / "benchmarks" / "RESULTS.md").write_text("\n".join(lines))
     print("\n".join(lines))

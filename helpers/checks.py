@@ -56,11 +56,22 @@ __all__ = [
     "check_cross_attention",
     "check_pre_ln",
     "check_attention_weights",
+    "RunEarlierCellError",
+    "require",
+    "show_exercise_errors",
 ]
 
 
 class ExerciseError(AssertionError):
-    """A wrong answer; the message says what is wrong (and, after the first try, gives a hint)."""
+    """A wrong answer; the message says what is wrong (and, after the first try, gives a hint).
+
+    In IPython (a notebook) it is shown as its message alone, without a traceback: see
+    :func:`show_exercise_errors`, registered when this module is imported.
+    """
+
+
+class RunEarlierCellError(ExerciseError):
+    """A cell ran before the one it depends on (after a kernel restart, or out of order)."""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -627,3 +638,71 @@ def check_attention_weights(fn: object) -> None:
                        "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行"), hint)
     _compare(name, result, torch.softmax(scores, -1), hint, 1e-9)
     _passed(name)
+
+
+# --- how a failed check is shown -----------------------------------------------------------------------------
+
+
+def require(names: dict[str, str] | str, cell: str | None = None, namespace: dict | None = None) -> None:
+    """Raise :class:`RunEarlierCellError` naming the cell to run first when a needed variable is missing.
+
+    ``require("toy", "7 · the model")`` or ``require({"toy": "7 · the model", "result": "8 · training"})``:
+    each name maps to the cell (its heading, or what it does) that defines it. ``namespace`` defaults to
+    IPython's user namespace (the notebook's variables); outside IPython, pass it.
+    """
+    if isinstance(names, str):
+        if not isinstance(cell, str) or not cell:
+            raise TypeError(f"cell must name the cell that defines {names!r}; got {cell!r}")
+        names = {names: cell}
+    elif not isinstance(names, dict) or not names:
+        raise TypeError(f"names must be a variable name or a non-empty dict name -> cell; got {names!r}")
+    if namespace is None:
+        shell = _ipython()
+        if shell is None:
+            raise TypeError("namespace is required outside IPython: pass the dict of variables, e.g. globals()")
+        namespace = shell.user_ns
+    missing = [(name, where) for name, where in names.items() if name not in namespace]
+    if missing:
+        lines = [f"`{name}` is not defined yet: run the cell \"{where}\" first." for name, where in missing]
+        lines.append("(After a kernel restart: Run > Run All Above Selected Cell.)")
+        raise RunEarlierCellError("\n".join(lines))
+
+
+def _ipython():
+    """The running IPython shell, or None (plain Python, a test)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+def _exercise_error_handler(shell, etype, value, tb, tb_offset=None) -> list[str]:
+    """IPython's custom-exception hook: an ExerciseError as its message alone.
+
+    A NameError keeps IPython's usual traceback (it shows where) with one line added on what to run.
+    """
+    if issubclass(etype, ExerciseError):
+        stb = [str(value)]
+    else:
+        stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+        name = getattr(value, "name", None) or "it"
+        stb = [*stb, f"If an earlier cell defines `{name}`, run that cell first "
+                     "(after a kernel restart: Run > Run All Above Selected Cell)."]
+    shell._showtraceback(etype, value, stb)
+    return stb
+
+
+def show_exercise_errors(shell=None) -> bool:
+    """Register the hook that shows an ExerciseError as its message alone; True when IPython is running.
+
+    Called when :mod:`helpers.checks` is imported; ``shell`` defaults to the running IPython shell.
+    """
+    shell = shell if shell is not None else _ipython()
+    if shell is None or not hasattr(shell, "set_custom_exc"):
+        return False
+    shell.set_custom_exc((ExerciseError, NameError), _exercise_error_handler)
+    return True
+
+
+show_exercise_errors()

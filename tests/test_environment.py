@@ -1,13 +1,25 @@
-"""environment.yml (conda, Binder) and pyproject.toml ask for the same packages; torch is pinned exactly."""
+"""environment.yml (conda, Binder) and pyproject.toml ask for the same packages; the tested torch is locked.
+
+pyproject.toml gives torch a range (an environment with its own torch keeps it); requirements-lock.txt pins the
+build this repository is tested with, and the Makefile installs it first.
+"""
 
 from __future__ import annotations
 
-import tomllib
+import sys
+from importlib import metadata
 from pathlib import Path
 
 import yaml
+from packaging.requirements import Requirement
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the [test] extra installs tomli on 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+LOCKED_TORCH = "2.13.0"
 
 
 def pyproject_requirements() -> list[str]:
@@ -22,6 +34,11 @@ def environment_pip_requirements() -> list[str]:
     return [r for r in pip_sections[0] if not r.startswith("-e")]
 
 
+def lock_requirements() -> list[Requirement]:
+    lines = (ROOT / "requirements-lock.txt").read_text().splitlines()
+    return [Requirement(line) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
 def test_environment_and_pyproject_agree():
     assert sorted(environment_pip_requirements()) == sorted(pyproject_requirements())
 
@@ -34,13 +51,26 @@ def test_environment_uses_conda_forge_python_311_and_installs_the_package():
     assert "-e ." in pip_section
 
 
-def test_torch_is_pinned_exactly_everywhere():
+def test_the_lock_pins_torch_exactly_and_the_range_allows_it():
+    locked = [r for r in lock_requirements() if r.name == "torch"]
+    assert [str(r.specifier) for r in locked] == [f"=={LOCKED_TORCH}"]
     for requirements in (pyproject_requirements(), environment_pip_requirements()):
-        torch_lines = [r for r in requirements if r.split("=")[0].split(">")[0].strip() == "torch"]
-        assert torch_lines == ["torch==2.13.0"]
+        torch_ranges = [Requirement(r) for r in requirements if Requirement(r).name == "torch"]
+        assert len(torch_ranges) == 1
+        assert torch_ranges[0].specifier.contains(LOCKED_TORCH), f"{torch_ranges[0]} must allow the locked torch"
+        assert not torch_ranges[0].specifier.contains("2.14.0"), "the range stops below the next, untested torch"
 
 
-def test_installed_torch_is_the_pinned_cpu_build():
+def test_the_makefile_installs_the_lock_before_the_package():
+    recipe = (ROOT / "Makefile").read_text()
+    lock, package = recipe.index("-r requirements-lock.txt"), recipe.index('-e ".[test]"')
+    assert lock < package, "torch from the lock first, so the package's range is already met"
+
+
+def test_installed_torch_is_the_locked_cpu_build():
     import torch
 
-    assert torch.__version__.split("+")[0] == "2.13.0"
+    assert torch.__version__.split("+")[0] == LOCKED_TORCH
+    assert torch.version.cuda is None, f"a CUDA build of torch is installed ({torch.version.cuda})"
+    nvidia = sorted(d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"].startswith("nvidia-"))
+    assert not nvidia, f"CUDA packages came with torch: {nvidia}"

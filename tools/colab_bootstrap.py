@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 FALLBACK_REPOSITORY = "attention-step-by-step/attention-step-by-step"  # until pyproject has [project.urls]
