@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 TORCH_PIP := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
-.PHONY: lab restore test lint unit notebooks browser bench chromium clean
+.PHONY: lab restore test lint unit notebooks build browser site bench chromium clean
 
 # torch first, from the lock (torch==2.13.0, the build the course is tested with); the package's own range
 # (torch>=2.4,<2.14) is then already met, so the second install adds no other torch.
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	  && $$py -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH_PIP) -r requirements-lock.txt
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,site]"
 	$(BIN)/python tools/lab_settings.py
 	touch $(STAMP)
 
@@ -43,22 +43,37 @@ chromium:
 	  else sudo apt-get update -q && sudo apt-get install -y -q chromium; fi; }
 	@$(CHROMIUM) --version
 
+## lint: ruff on the package, the tests, the tools, the notebooks, the benchmark and the site's configuration
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests tools notebooks benchmarks
+	$(BIN)/ruff check helpers tests tools notebooks benchmarks site
 
-## test: create .venv, install (Chromium too), lint, unit + parity + notebook (nbval) + browser tests
+## test: create .venv, install (Chromium too), lint, unit + parity + solutions + nbval (both editions) + browser + site
 test: $(STAMP) chromium lint
 	$(BIN)/python -m pytest
 
+## unit: the tests in tests/ that need no browser
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --ignore=tests/browser
 
+## notebooks: nbval (strict) on every built notebook, both editions
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest notebooks
+
+## build: build every notebook's editions from notebooks/src/ and run them (do this before committing one)
+build: $(STAMP)
+	$(BIN)/python tools/build_notebooks.py $(NB)
+
+## browser: JupyterLab and the static site in Chromium (installs Debian's Chromium if missing)
+browser: $(STAMP) chromium
+	$(BIN)/python -m pytest tests/browser
+
+## site: the course as a static site from the stored outputs (nothing runs): build/site/index.html
+site: $(STAMP)
+	$(BIN)/python -m sphinx -b html -q -W --keep-going -d build/.doctrees site build/site
 
 ## bench: measure (idle, then with one CPU burner per core), and write benchmarks/RESULTS.md
 bench: $(STAMP) chromium
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) *.egg-info tests/browser/screenshots
+	rm -rf $(VENV) *.egg-info tests/browser/screenshots build

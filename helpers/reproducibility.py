@@ -1,14 +1,14 @@
 """Seeds, print options and torch's thread count, so that every run of a notebook prints the same numbers
 and a busy laptop does not slow it down.
 
-Threads, measured (``benchmarks/run.py`` and the report of issue 18): the course's models are small (d_model
-32 to 128, batches of a few hundred short sequences). Their operations are too small to split well over cores,
-and when the cores are busy with other work (a browser, an editor, a video call) torch's worker threads wait
-for each other: 40 training steps of notebook 08 took 103-127 s with torch's default of 2 threads on a busy
-2-core machine, against 6 s with one thread (measured again on a shared 2-core machine: 2.1-3.0 s on one
-thread, 9.9-48 s on two; the median step of 08's model, 103 ms on one thread, 110 ms on two). So
-:func:`seed_everything` sets **one thread** (:func:`use_course_threads`), and the few cells with large tensors (a 2048 x 2048 matmul, attention over
-thousands of positions) ask for more, for their own duration::
+Threads, measured (``benchmarks/run.py`` and the report of issue 18): the course's models are small (d_model 32
+to 128, batches of a few hundred short sequences). Their operations are too small to split well over cores, and
+when the cores are busy with other work (a browser, an editor, a video call) torch's worker threads wait for
+each other: 40 training steps of notebook 08 took 103-127 s with torch's default of 2 threads on a busy 2-core
+machine, against 6 s with one thread (measured again on a shared 2-core machine: 2.1-3.0 s on one thread, 9.9-48
+s on two; the median step of 08's model, 103 ms on one thread, 110 ms on two). So :func:`seed_everything` sets
+**one thread** (:func:`use_course_threads`), and the few cells with large tensors (a 2048 x 2048 matmul,
+attention over thousands of positions) ask for more, for their own duration::
 
     with more_threads():          # every core torch would use by default
         slow = naive_attention(q, k, v)

@@ -24,7 +24,8 @@ LOCKED_TORCH = "2.13.0"
 
 def pyproject_requirements() -> list[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return project["dependencies"] + project["optional-dependencies"]["test"]
+    extras = project["optional-dependencies"]
+    return project["dependencies"] + extras["test"] + extras["site"]
 
 
 def environment_pip_requirements() -> list[str]:
