@@ -47,8 +47,9 @@ def test_outside_colab_nothing_is_installed(version):
 
 def test_the_defaults_come_from_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pin = [d for d in project["dependencies"] if d.startswith("torch")]
-    assert pin == [cb.TORCH_PIN]
+    lock = (ROOT / "requirements-lock.txt").read_text().splitlines()
+    pin = [line for line in lock if line.startswith("torch")]
+    assert pin == [cb.TORCH_PIN], "the first cell installs the torch the course is tested with (the lock)"
     assert cb.torch_is_compatible(pin[0].split("==")[1])  # the pin itself is in the range
     assert set(cb.COLAB_DEPENDENCIES) == {d for d in project["dependencies"]
                                           if d.split(">")[0].split("=")[0] not in {"torch", "ipykernel", "jupyterlab"}}
@@ -126,7 +127,8 @@ def test_binder_environment_is_the_course_with_the_cpu_torch():
     environment = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())
     pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    expected = [d if not d.startswith("torch==") else d + "+cpu" for d in project["dependencies"]]
+    lock = [line for line in (ROOT / "requirements-lock.txt").read_text().splitlines() if line.startswith("torch")]
+    expected = [d if not d.startswith("torch") else lock[0] + "+cpu" for d in project["dependencies"]]
     assert sorted(r for r in pip if not r.startswith("-")) == sorted(expected)
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
     post_build = (ROOT / "binder" / "postBuild").read_text()

@@ -64,7 +64,7 @@ def test_the_lock_pins_torch_exactly_and_the_range_allows_it():
 
 def test_the_makefile_installs_the_lock_before_the_package():
     recipe = (ROOT / "Makefile").read_text()
-    lock, package = recipe.index("-r requirements-lock.txt"), recipe.index('-e ".[test]"')
+    lock, package = recipe.index("-r requirements-lock.txt"), recipe.index('-e ".[test,site]"')
     assert lock < package, "torch from the lock first, so the package's range is already met"
 
 

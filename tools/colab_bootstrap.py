@@ -20,7 +20,10 @@ import re
 import sys
 from pathlib import Path
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 FALLBACK_REPOSITORY = "attention-step-by-step/attention-step-by-step"  # until pyproject has [project.urls]
