@@ -311,3 +311,15 @@ def test_thread_counts_are_validated(restore_threads, value, error, match):
                  lambda: seed_everything(0, num_threads=value)):
         with pytest.raises(error, match=match):
             call()
+
+
+def test_restore_of_a_chinese_notebook(course):
+    source, copy = course
+    (source / "zh").mkdir()
+    (source / "zh" / "03_scaled_dot_product.ipynb").write_text('{"course": "zh 3"}')
+    learner_copy.sync(source, copy)
+    (copy / "zh" / "03_scaled_dot_product.ipynb").write_text('{"mine": "zh"}')
+    target, backup = learner_copy.restore("zh/03", source, copy)
+    assert target == copy / "zh" / "03_scaled_dot_product.ipynb" and target.read_text() == '{"course": "zh 3"}'
+    assert backup.read_text() == '{"mine": "zh"}'
+    assert (copy / "03_scaled_dot_product.ipynb").read_text() == '{"course": 3}', "the English one is untouched"

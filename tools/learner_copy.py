@@ -57,13 +57,16 @@ def backup_path(path: Path) -> Path:
 
 
 def restore(number: str, course: Path = COURSE, copy: Path = COPY) -> tuple[Path, Path | None]:
-    """Replace the copy's notebook ``number`` ("03", "3" or "03_scaled_dot_product") by the course's version.
+    """Replace the copy's notebook ``number`` ("03", "3", "03_scaled_dot_product", or "zh/03" for the Chinese
+    edition) by the course's version.
 
     The learner's version is renamed to a ``.bak`` beside it first. Returns (restored file, backup or None).
     """
     if not isinstance(number, str) or not number.strip():
         raise ValueError(f"number must name a notebook, e.g. '03'; got {number!r}")
     key = number.strip().removesuffix(".ipynb")
+    if key.startswith("zh/"):
+        key, course, copy = key[3:], course / "zh", copy / "zh"
     if key.isdigit():
         key = f"{int(key):02d}_"
     matches = sorted(p for p in course.glob("*.ipynb") if p.stem.startswith(key) or p.stem == key)
