@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gc
 import io
 
@@ -15,8 +16,9 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from helpers.plotting import head_grid, heatmap, to_png
-from helpers.widgets import BACKGROUNDS_KEPT, LiveFigure
+import helpers.widgets
+from helpers.plotting import head_grid, heatmap, new_figure, to_png
+from helpers.widgets import BACKGROUNDS_KEPT, STATIC_TEXT, LiveFigure, StaleBlitError, live_figures, move_every_control
 
 matplotlib.use("Agg")
 
@@ -107,23 +109,159 @@ def frames_and_spines():
     return fig, update
 
 
-@pytest.mark.parametrize("build", [annotated_with_title, changing_ticks, frames_and_spines])
+def changing_lines_and_limits():
+    """A line plot whose lines, y-limits, legend labels and title follow the control."""
+    fig = new_figure(5.0, 3.4)
+    ax = fig.add_subplot()
+    x = np.linspace(0, 1, 50)
+    (wave,) = ax.plot(x, np.sin(x), label="sin")
+    (ramp,) = ax.plot(x, x, "--", label="ramp")
+    marks = ax.scatter(x[::10], x[::10], color="#d55e00")
+    legend = ax.legend(loc="upper left")
+
+    def update(step):
+        wave.set_ydata(np.sin((step + 1) * 3 * x) * (1 + step % 3))
+        ramp.set_color("#009e73" if step % 2 else "#0072b2")
+        marks.set_offsets(np.c_[x[::10], np.cos(step + x[::10])])
+        ax.set_ylim(-1 - step % 3, 1 + step % 3)
+        legend.get_texts()[0].set_text(f"sin, {step + 1}x")
+        ax.set_title(f"step {step}")
+
+    return fig, update
+
+
+def changing_colour_limits():
+    """A heatmap whose colour bar's limits and colormap change with the control."""
+    fig, hm = heatmap(np.zeros((4, 4)), list("abcd"), list("abcd"), annotate=False)
+
+    def update(step):
+        hm.image.set_data(np.random.default_rng(step).random((4, 4)) * (step + 1))
+        hm.image.set_clim(0, step % 3 + 1)
+        hm.image.set_cmap("cividis" if step % 2 else "viridis")
+
+    return fig, update
+
+
+def line_over_image_and_hidden_axes():
+    """A static line and legend drawn over a changing image; a grid of 6 heads with 2 empty axes."""
+    fig, maps = head_grid(np.random.default_rng(1).random((6, 3, 3)), list("abc"), list("abc"), columns=4)
+    maps[0].ax.axhline(1, color="white", linewidth=2, label="row b")
+    maps[0].ax.legend(loc="lower right", fontsize=6)
+
+    def update(step):
+        for h, hm in enumerate(maps):
+            hm.update(np.roll(np.eye(3), step + h, axis=1))
+
+    return fig, update
+
+
+def grid_lines_under_an_image():
+    """Grid lines and inward ticks overlap the image: no fast redraw can be right, every move is drawn in full."""
+    fig, hm = heatmap(np.zeros((3, 3)), list("abc"), list("abc"))
+    hm.ax.grid(True, color="red")
+    hm.ax.tick_params(direction="in")
+
+    def update(step):
+        hm.update(np.roll(np.eye(3), step, axis=0))
+
+    return fig, update
+
+
+def artists_added_and_removed():
+    """An update that adds a text and a line, and removes the ones it added before."""
+    fig, hm = heatmap(np.zeros((3, 3)), list("abc"), list("abc"), annotate=False)
+    added = []
+
+    def update(step):
+        while added:
+            added.pop().remove()
+        added.append(hm.ax.text(step % 3, 0, "★", color="red", ha="center"))
+        added.append(hm.ax.plot([0, 2], [step % 3, 2 - step % 3], color="orange")[0])
+
+    return fig, update
+
+
+BUILDS = [annotated_with_title, changing_ticks, frames_and_spines, changing_lines_and_limits, changing_colour_limits,
+          line_over_image_and_hidden_axes, grid_lines_under_an_image, artists_added_and_removed]
+STEPS = (1, 2, 3, 5, 8, 9, 4, 0, 9, 2)  # new tick labels and limits, and back to ones seen before
+
+
+@pytest.mark.parametrize("build", BUILDS)
 def test_live_figure_redrawing_only_what_changes_gives_the_same_pixels_as_a_full_draw(build):
     pictures = {}
     for blit in (True, False):
         fig, update = build()
         slider = widgets.IntSlider(value=0, min=0, max=9)
-        live = LiveFigure(fig, update, {"step": slider}, blit=blit)
+        live = LiveFigure(fig, update, {"step": slider}, blit=blit, check_blit=False)
         pictures[blit] = [decoded(live.image.value)]
-        for step in (1, 2, 3, 5, 8, 9, 4, 0, 9, 2):  # new tick labels, and back to ones seen before
+        for step in STEPS:
             slider.value = step
             pictures[blit].append(decoded(live.image.value))
         pictures[blit].append(decoded(to_png(fig)))  # the figure itself is left drawable in full
+        if blit:
+            fast_moves = live.redraws - live.full_redraws
     for step, (blitted, full) in enumerate(zip(pictures[True], pictures[False], strict=True)):
         assert blitted.shape == full.shape
         differ = np.any(blitted != full, axis=-1)
         assert not differ.any(), f"move {step}: {differ.sum()} pixels differ from a full redraw"
     assert len({p.tobytes() for p in pictures[True]}) > 2, "the moves changed the picture"
+    if build is grid_lines_under_an_image:
+        assert fast_moves == 0, "grid lines over the image: every move must be drawn in full"
+    else:
+        assert fast_moves > 0, "this figure can be redrawn fast: some moves must use the cached background"
+
+
+def test_check_mode_raises_on_a_stale_fast_redraw(monkeypatch):
+    monkeypatch.setenv("COURSE_CHECK_BLIT", "1")
+    fig, update = annotated_with_title()
+    slider = widgets.IntSlider(value=0, min=0, max=9)
+    live = LiveFigure(fig, update, {"step": slider})
+    assert live.check_blit
+    slider.value = 1  # a correct fast redraw passes the check
+    assert live.full_redraws == 1 and live.redraws == 2
+    real = helpers.widgets.redraw_list
+    monkeypatch.setattr(helpers.widgets, "redraw_list", lambda f: [a for a in real(f) if a not in fig.axes[0].texts])
+    with pytest.raises(StaleBlitError, match="differs from a full draw"):
+        slider.value = 2  # the cell texts are left out: the picture would be stale
+    assert "differs from a full draw" in live.readout.value
+    monkeypatch.delenv("COURSE_CHECK_BLIT")
+    assert not LiveFigure(*annotated_with_title(), {"step": widgets.IntSlider()}).check_blit
+
+
+def test_move_every_control_walks_every_position_and_returns_to_the_start():
+    fig, update = changing_ticks()
+    seen = []
+    live = LiveFigure(fig, lambda step, kind: seen.append((step, kind)) or update(step), {
+        "step": widgets.IntSlider(value=4, min=0, max=9),
+        "kind": widgets.Dropdown(options=[("one", 1), ("two", 2), ("three", 3)], value=2),
+    })
+    assert live in live_figures()
+    moves = move_every_control(live)
+    assert {s for s, _ in seen} == set(range(10)) and {k for _, k in seen} == {1, 2, 3}
+    assert moves == len(seen) - 1 and live.values() == {"step": 4, "kind": 2}
+    assert not live.check_blit, "the check is switched on only while the controls move"
+
+
+def test_live_figure_output_carries_the_widget_the_picture_and_a_fixed_text():
+    fig, update = annotated_with_title()
+    live = LiveFigure(fig, lambda step: update(step) or f"step {step}", {"step": widgets.IntSlider(value=3)})
+    bundle = live._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == live.widget.model_id
+    assert base64.b64decode(bundle["image/png"]) == live.image.value
+    assert bundle["text/plain"] == f"{STATIC_TEXT}\nstep 3", "deterministic text, for nbval"
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(fig="not a figure"), "fig must be a matplotlib Figure; got str"),
+    (dict(update=3), "update must be callable; got int"),
+    (dict(controls=[widgets.IntSlider()]), "controls must be a dict"),
+    (dict(controls={"x": 3}), "controls must be a dict"),
+])
+def test_live_figure_rejects_bad_arguments(bad, match):
+    fig, update = annotated_with_title()
+    arguments = dict(fig=fig, update=update, controls={"step": widgets.IntSlider()}) | bad
+    with pytest.raises(TypeError, match=match):
+        LiveFigure(**arguments)
 
 
 def test_live_figure_draws_the_background_again_only_for_new_ticks():
