@@ -18,6 +18,7 @@ def shell():
     shell = InteractiveShell.instance()
     shell.run_cell("import helpers.checks as checks\nimport torch", store_history=False)
     checks.show_exercise_errors(shell)  # the module may have been imported before IPython ran
+    checks.reset_attempts()
     yield shell
     shell.set_custom_exc((), None)
 
@@ -30,7 +31,9 @@ def run(shell, code: str) -> tuple[str, object]:
 
 def test_a_wrong_answer_shows_the_message_alone(shell):
     output, result = run(shell, "checks.check_value('sum', 3.0, 4.0, hint='add the four numbers')")
-    assert output.strip() == "sum: got 3, which is not the expected value\nHint: add the four numbers"
+    assert output.strip() == "sum: 3 is not the expected value\n(Try again: the next wrong answer also gets a hint.)"
+    again, _ = run(shell, "checks.check_value('sum', 3.0, 4.0, hint='add the four numbers')")
+    assert again.strip().endswith("Hint: add the four numbers"), "the second wrong answer gets the hint"
     assert "Traceback" not in output and "checks.py" not in output
     assert isinstance(result.error_in_exec, checks.ExerciseError), "the cell still fails (Run All stops)"
 

@@ -14,6 +14,7 @@ import ast
 import re
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
@@ -31,7 +32,6 @@ CLOCKS = {"time", "perf_counter", "monotonic", "process_time", "time_ns", "perf_
 #: comparisons that test a value (``is``, ``in`` do not measure anything)
 VALUE_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 MACHINE_PATHS = re.compile(r"/root\b|/home/|/Users/|/work\b|\.venv|site-packages|/tmp/|[A-Z]:\\\\Users")
-MYST_CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.M | re.S)
 
 
 def name_parts(name: str) -> set[str]:
@@ -97,7 +97,8 @@ def notebook_code(path: Path) -> str:
     if path.suffix == ".ipynb":
         cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     else:
-        cells = MYST_CODE_CELL.findall(path.read_text())
+        source = jupytext.read(path, fmt="md:myst")  # the cells as the build tool reads them, options apart
+        cells = [c.source for c in source.cells if c.cell_type == "code"]
     transform = TransformerManager().transform_cell
     return "\n".join(transform(cell) for cell in cells)
 
