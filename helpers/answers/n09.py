@@ -1,0 +1,115 @@
+"""Answers to notebook 09's exercises (the cost of attention, and a tiny ViT)."""
+
+from helpers.answers import Choice, Number
+
+_tokens = (224 // 16) ** 2                    # ViT-Base: 14 x 14 patches of 16 x 16 pixels
+_mib_2048 = 4 * 2048 * 2048 * 4 / 2**20       # the notebook's 64 MiB: 4 heads, L = 2048, float32
+_mib_8192 = 8 * 8192 * 8192 * 2 / 2**20       # 8 heads, L = 8192, float16
+
+NUMBERS = {
+    "09-vit-patch-tokens": Number(
+        expected=_tokens,
+        mistakes={
+            224 // 16: ("that is the number of patches along ONE side of the image; the patches tile a square",
+                        "这只是图像一条边上的 patch 数；patch 铺满的是整个正方形"),
+            _tokens + 1: ("the question asks for the patch tokens without [CLS]",
+                          "题目问的是不含 [CLS] 的 patch 词元数"),
+            224 * 224 // 16: ("a 16 × 16 patch holds 16 · 16 = 256 pixels, not 16",
+                              "一个 16 × 16 的 patch 含有 16 · 16 = 256 个像素，而不是 16 个"),
+            224 * 224: ("that counts pixels: each token is a whole patch of pixels",
+                        "这数的是像素：每个词元是一整块像素（一个 patch）"),
+        },
+        hint=("how many patches fit along one side, and how many rows of them are there?",
+              "一条边上能放下几个 patch？这样的 patch 一共有几行？"),
+    ),
+    "09-vit-weights-per-head": Number(
+        expected=(_tokens + 1) ** 2,
+        mistakes={
+            _tokens ** 2: ("[CLS] is a token too: it has its own row (as a query) and its own column (as a key)",
+                           "[CLS] 也是一个词元：它有自己的一行（作为查询）和一列（作为键）"),
+            _tokens + 1: ("that is one row of the weights; the weights have one row per query AND one column per key",
+                          "这只是权重矩阵的一行；权重矩阵每个查询一行，每个键一列"),
+            12 * (_tokens + 1) ** 2: ("that counts all 12 heads of ViT-Base; the question asks for one head",
+                                      "这把 ViT-Base 的 12 个头都算进去了；题目问的是一个头"),
+            12 * _tokens ** 2: ("one head, not 12; and [CLS] has a row and a column too",
+                                "只算一个头，不是 12 个；另外 [CLS] 也有自己的一行和一列"),
+        },
+        hint=("the weights of one head form a (tokens, tokens) matrix, and [CLS] counts as a token",
+              "一个头的注意力权重是一个 (词元数, 词元数) 的矩阵，[CLS] 也算一个词元"),
+    ),
+    "09-weights-memory": Number(
+        expected=_mib_8192,
+        mistakes={
+            _mib_2048 * 4 * 2 * 0.5: ("that scales the memory linearly with L; the weights are L × L",
+                                      "这是让显存随 L 线性增长；但注意力权重是 L × L 的"),
+            _mib_2048 * 16 * 0.5: ("each head holds its own L × L weights: twice the heads, twice the memory",
+                                   "每个头都有自己的一份 L × L 权重：头数翻倍，显存也翻倍"),
+            _mib_2048 * 16 * 2: ("float16 takes 2 bytes per number, half of float32's 4",
+                                 "float16 每个数占 2 个字节，是 float32（4 个字节）的一半"),
+            _mib_8192 * 2**20: ("that is in bytes; give the answer in MiB (2²⁰ bytes)",
+                                "这是以字节为单位的；请用 MiB（2²⁰ 字节）作答"),
+            _mib_8192 * 2**20 / 1e6: ("that is in MB (10⁶ bytes); the notebook counts MiB (2²⁰ = 1 048 576 bytes)",
+                                      "这是 MB（10⁶ 字节）；本笔记本用的是 MiB（2²⁰ = 1 048 576 字节）"),
+        },
+        hint=("start from the 64 MiB and change one factor at a time: the length (it enters squared), the number of "
+              "heads, the bytes per number",
+              "从 64 MiB 出发，一次只改一个因素：序列长度（它以平方出现）、头数、每个数的字节数"),
+    ),
+}
+
+PREDICTIONS = {
+    "09-head-size-memory": {
+        "same": ("The weights are softmax(QKᵀ/√d_k): one number per (query, key) pair, (heads, L, L) whatever the "
+                 "head size. d_head only sets how long each dot product is (the work, 2·2·h·L²·d_head FLOPs), not "
+                 "how many weights there are.",
+                 "注意力权重是 softmax(QKᵀ/√d_k)：每一对（查询, 键）只有一个数，形状总是 (heads, L, L)，与头的大小无关。"
+                 "d_head 只决定每个点积有多长（也就是计算量 2·2·h·L²·d_head FLOPs），不决定权重有多少个。"),
+        "double": ("That is what happens to the work (the FLOPs grow with d_head) and to Q, K, V themselves, not to "
+                   "the weights: each dot product, however long, gives one score.",
+                   "翻倍的是计算量（FLOPs 随 d_head 增长）和 Q、K、V 本身，而不是权重：点积无论多长，都只得到一个分数。"),
+        "quadruple": ("The square belongs to L, not to d_head: the weights are L × L per head.",
+                      "平方属于 L，而不属于 d_head：每个头的权重是 L × L。"),
+    },
+    "09-shuffled-patches": {
+        "stays": ("Each 4 × 4 patch already shows a piece of the stroke, and the direction of that piece (horizontal, "
+                  "vertical, diagonal, anti-diagonal) is visible inside the patch itself. The class needs only the "
+                  "direction, not where the stroke is, and self-attention mixes the tokens whatever their order: "
+                  "this tiny ViT hardly needs the patches' positions. Shuffling the pixels instead destroys the pieces "
+                  "of stroke inside the patches, and the accuracy falls to chance (measured in the same cell).",
+                  "每个 4 × 4 的 patch 里本来就有笔画的一段，而这一段的方向（水平、竖直、对角、反对角）在 patch 内部就看得出来。"
+                  "分类只需要方向，不需要笔画在哪里；而自注意力不管词元的顺序如何都会把它们混合起来："
+                  "这个小 ViT 几乎用不到 patch 的位置。反过来，如果打乱的是像素，patch 里的笔画片段就被破坏了，"
+                  "准确率会掉到随机猜测的水平（同一个单元格里测量了）。"),
+        "chance": ("That is what shuffling the PIXELS does (measured in the same cell). Shuffling whole patches keeps "
+                   "each piece of stroke intact, and its direction is visible inside the patch.",
+                   "那是打乱像素的结果（同一个单元格里测量了）。打乱整块 patch 时，每段笔画都完好无损，它的方向在 patch 内部就能看出来。"),
+        "between": ("The drop is much smaller than that: a piece of stroke inside one patch already tells its "
+                    "direction, so the positions of the patches matter little for this task.",
+                    "下降远比这小：一个 patch 内的笔画片段就已经说明了方向，所以对这个任务来说，patch 的位置几乎不重要。"),
+    },
+}
+
+CHOICES = {
+    "09-what-fused-saves": Choice(
+        correct="b",
+        explanations={
+            "a": ("It computes every score: the cell that measures the memory asserts that both paths give the same output "
+                  "to 1e-5. Sparse attention is a different model, not a faster kernel.",
+                  "它计算了每一个分数：测量内存的那个单元格断言两条路径的输出在 1e-5 以内相同。"
+                  "稀疏注意力是另一种模型，而不是更快的内核。"),
+            "b": ("The fused kernel walks over tiles of keys with a running softmax, so the (heads, L, L) weights are "
+                  "never held at once: the memory of the weights is saved. But every query still meets every key, so "
+                  "the work stays 2·2·h·L²·d_head FLOPs: quadratic.",
+                  "融合内核按块遍历键，边算边更新 softmax，所以 (heads, L, L) 的权重从来不会同时存在内存里：省下的是权重的内存。"
+                  "但每个查询仍然要和每个键相遇，计算量仍是 2·2·h·L²·d_head FLOPs：依然是平方级。"),
+            "c": ("No kernel can skip pairs and still give the exact output: each of the L² scores enters some "
+                  "softmax. It is faster by a constant factor (less memory traffic), not by a lower power of L.",
+                  "没有哪个内核能跳过某些（查询, 键）对还给出精确的输出：L² 个分数中的每一个都要进入 softmax。"
+                  "它快的是一个常数倍（内存读写更少），而不是 L 的幂次更低。"),
+            "d": ("It scales by 1/√d_k like the step-by-step path: otherwise the two outputs could not agree.",
+                  "它和逐步计算的路径一样乘以 1/√d_k：否则两者的输出不可能一致。"),
+        },
+        hint=("compare what the memory cell asserts about the two outputs with what each path must keep in memory",
+              "对比测量内存的单元格对两条路径输出的断言，以及每条路径必须在内存里保存什么"),
+    ),
+}
