@@ -111,7 +111,7 @@ def _fail(name: str, problem: str, hint: str | None = None) -> None:
         more = _t("\n(Try again: the next wrong answer also gets a hint.)", "\n（再试一次：下次答错时会给出提示。）")
     else:
         more = ""
-    raise ExerciseError(f"{name}: {problem}{more}")
+    raise ExerciseError(_t(f"{name}: ", f"{name}：") + f"{problem}{more}")
 
 
 def _passed(name: str) -> None:
@@ -266,7 +266,7 @@ def check_prediction(exercise: str, prediction: object, outcome: str) -> None:
     else:
         verdict = _t(f"you predicted {choice!r}; the measurement says {outcome!r}",
                      f"你预测的是 {choice!r}；测量结果是 {outcome!r}")
-    print(f"[x] {exercise}: {verdict}. {_text(explanations[outcome])}")
+    print(_t(f"[x] {exercise}: {verdict}. ", f"[x] {exercise}：{verdict}。") + _text(explanations[outcome]))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def check_softmax(fn: object) -> None:
 
 def check_attention(fn: object) -> None:
     """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
-    name = "attention"
+    name = _t("attention", "注意力")
     hint = _t("five steps: Q Kᵀ, scale, (mask), softmax over the keys, times V",
               "五步：Q Kᵀ、缩放、（掩码）、对键做 softmax、乘以 V")
     if _not_done(name, fn):
