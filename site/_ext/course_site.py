@@ -42,6 +42,10 @@ EXTERNAL_ASSET = re.compile(
 )
 
 
+# "[中文版](zh/03_x.ipynb)" or "[English edition](../03_x.ipynb)" at a notebook's top (tools/build_notebooks.py)
+EDITION_LINK = re.compile(r"\[([^\]]+)\]\(((?:zh/|\.\./)[0-9]{2}_\w+)\.ipynb\)")
+
+
 def course_notebooks(edition: str = "") -> list[Path]:
     """notebooks/NN_*.ipynb (``edition`` "") or notebooks/<edition>/NN_*.ipynb, in course (file-name) order."""
     return sorted((NOTEBOOKS / edition).glob("[0-9][0-9]_*.ipynb"))
@@ -61,6 +65,8 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
             outputs.append(output)
         if cell.cell_type == "code":
             cell.outputs = outputs
+        elif cell.cell_type == "markdown":  # the link to the other edition, as a page of the site
+            cell.source = EDITION_LINK.sub(lambda m: f"{{doc}}`{m.group(1)} <{m.group(2)}>`", cell.source)
     return notebook
 
 
