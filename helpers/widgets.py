@@ -19,9 +19,9 @@ view, the figure as ``image/png`` and a short ``text/plain``. Each renderer pick
   (the first line below and the readout), so the cell needs no ``# NBVAL_IGNORE_OUTPUT``.
 
 **A move redraws only what a move can change, and is never stale.** The figure's background (the figure's
-and each axes' patch, and the axes' decorations: ticks, tick labels, axis labels, which cost most to draw) is
-cached; a move restores it and draws every other artist (images, texts, patches, lines, collections, legends,
-colour bars' colours) from its current state, in the order a full draw uses. The cached background is keyed
+and each axes' patch, the axes' decorations: ticks, tick labels, axis labels, which cost most to draw, and the
+colour bars' strips) is cached; a move restores it and draws every other artist (images, texts, patches, lines,
+collections, legends) from its current state, in the order a full draw uses. The cached background is keyed
 by everything it shows (``background_key``); a move whose key is new draws the figure in full. A figure whose
 decorations could overlap a redrawn artist (grid lines or inward ticks under an image, unclipped artists below
 the ticks, overlapping axes, sub-figures) is drawn in full at every move. ``COURSE_CHECK_BLIT=1`` in the
@@ -80,10 +80,22 @@ def _axis_key(axis: Axis) -> tuple:
             axis.label.get_text(), _text_state(axis.label))
 
 
+def _colour_bars(fig: Figure) -> dict:
+    """The colour strip of each colour bar (solids) -> what it shows: its colormap, norm and limits (a colour
+    bar makes a new strip when its mappable's limits or colormap are set, even to the same values)."""
+    bars = {m.colorbar for ax in fig.axes for m in (*ax.images, *ax.collections) if getattr(m, "colorbar", None)}
+    return {bar.solids: (bar.solids.get_visible(), bar.solids.get_alpha(), bar.cmap.name, bar.cmap.N,
+                         type(bar.norm).__name__, bar.norm.vmin, bar.norm.vmax, bar.orientation, bar.extend,
+                         None if bar.boundaries is None else tuple(bar.boundaries))
+            for bar in bars if bar.solids is not None}
+
+
 def background_key(fig: Figure) -> tuple:
     """Everything the cached background shows: the figure's size and colour, each axes' position, limits,
-    frame and colour, and its axes' ticks and labels. Equal keys mean the background is still the right one."""
-    key = [tuple(fig.bbox.bounds), to_rgba(fig.patch.get_facecolor()), fig.patch.get_visible()]
+    frame and colour, its axes' ticks and labels, and the colour bars' strips. Equal keys mean the background
+    is still the right one."""
+    key = [tuple(fig.bbox.bounds), to_rgba(fig.patch.get_facecolor()), fig.patch.get_visible(),
+           tuple(_colour_bars(fig).values())]
     for ax in fig.axes:
         key.append((ax.get_visible(), ax.axison, ax.get_frame_on(), ax.get_position().bounds, ax.get_xlim(),
                     ax.get_ylim(), to_rgba(ax.patch.get_facecolor()), ax.patch.get_visible()))
@@ -120,6 +132,7 @@ def redraw_list(fig: Figure) -> list[Artist] | None:
            for i, a in enumerate(boxes) for b in boxes[i + 1:]):
         return None
     redraw: list[Artist] = []
+    strips = _colour_bars(fig)
     for artist in top:
         if not isinstance(artist, Axes):
             redraw.append(artist)
@@ -127,7 +140,10 @@ def redraw_list(fig: Figure) -> list[Artist] | None:
         if not artist.get_visible():
             continue
         seen_axis = not artist.axison  # only what is drawn before the ticks could be drawn over by them
+        first = len(redraw)
         for child in _axes_draw_list(artist):
+            if child in strips and len(redraw) == first:
+                continue  # a colour strip under everything else its axes draws: in the background, keyed
             if isinstance(child, Axes):
                 return None  # an inset axes draws its own decorations
             if isinstance(child, Axis):
