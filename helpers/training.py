@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from tqdm.auto import tqdm
 
+from helpers.progress import progress as show_progress
 from helpers.tasks import Seq2SeqBatch
 from helpers.tokens import PAD
 from helpers.validation import require_tokens, shape_str
@@ -130,7 +130,7 @@ def train(
     result = TrainResult()
     start = time.perf_counter()
     model.train()
-    bar = tqdm(range(1, steps + 1), desc=desc, disable=not progress, leave=True)
+    bar = show_progress(range(1, steps + 1), desc=desc, disable=not progress)
     for step in bar:
         batch = next_batch()
         loss = sequence_loss(model(batch.src, batch.tgt_in), batch.tgt_out, pad_id)
