@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+import nbformat
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -78,6 +79,7 @@ GOALS = {
     "whole notebook series, fresh kernels": (180.0, "s"),
     "N = 6 training of notebook 08 to >= 99 % exact match": (60.0, "s"),
     "whole notebook series with one CPU burner per core / idle": (2.0, "x"),
+    "largest kernel peak RSS of a notebook": (600.0, "MiB"),
 }
 
 
@@ -293,15 +295,28 @@ def attention_report() -> tuple[dict[str, float], list[str], list[str]]:
     return dict(zip(ATTENTION_GOALS, values, strict=True)), lines, by_length
 
 
+KERNEL_PEAK_MIB: dict[str, float] = {}  # notebook -> its kernel's peak resident memory, filled by notebooks()
+PEAK_RSS_CELL = ("import resource, sys\n"
+                 "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS\n"
+                 "print('PEAK_RSS_MIB', peak / (2**20 if sys.platform == 'darwin' else 2**10))")
+
+
 def notebooks() -> tuple[list[tuple[str, float]], float | None]:
+    """Each notebook of the English edition run in a fresh kernel (a copy): seconds, and its kernel's peak RSS."""
     rows, training = [], None
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "notebooks"
         shutil.copytree(ROOT / "notebooks", copy)
         for path in sorted(copy.glob("[0-9][0-9]_*.ipynb")):
+            notebook = nbformat.read(path, as_version=4)
+            notebook.cells.append(nbformat.v4.new_code_cell(PEAK_RSS_CELL))
+            nbformat.write(notebook, path)
             rows.append((path.stem, execute_file(path, cwd=copy)))
+            text = path.read_text()
+            peak = re.search(r"PEAK_RSS_MIB (\d+(?:\.\d+)?)", text)
+            KERNEL_PEAK_MIB[path.stem] = float(peak.group(1)) if peak else float("nan")
             if path.stem.startswith("08_"):
-                match = re.search(r"(\d+) steps in (\d+(?:\.\d+)?) s", path.read_text())
+                match = re.search(r"(\d+) steps in (\d+(?:\.\d+)?) s", text)
                 training = float(match.group(2)) if match else None
     return rows, training
 
@@ -442,6 +457,7 @@ def main() -> None:
         "whole notebook series, fresh kernels": total,
         "N = 6 training of notebook 08 to >= 99 % exact match": training,
         "whole notebook series with one CPU burner per core / idle": load_ratio,
+        "largest kernel peak RSS of a notebook": max(KERNEL_PEAK_MIB.values(), default=None),
     }
     lines = [
         "# Benchmark results",
@@ -470,10 +486,10 @@ def main() -> None:
         *section_3,
         "## 4. Notebooks (Restart & Run All in a fresh kernel, on a copy)",
         "",
-        "| notebook | seconds |",
-        "|---|---|",
-        *[f"| {name} | {seconds:.1f} |" for name, seconds in series],
-        f"| **whole series** | **{total:.1f}** |",
+        "| notebook | seconds | kernel peak RSS (MiB) |",
+        "|---|---|---|",
+        *[f"| {name} | {seconds:.1f} | {KERNEL_PEAK_MIB.get(name, float('nan')):.0f} |" for name, seconds in series],
+        f"| **whole series** | **{total:.1f}** | |",
         "",
         "## 5. Widget moves in JupyterLab (Chromium, the browser tests)",
         "",
