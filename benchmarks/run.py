@@ -31,8 +31,8 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import nbformat
