@@ -179,12 +179,12 @@ def differences(path: Path) -> list[str]:
     return problems
 
 
-def run(nb: nbformat.NotebookNode, timeout: int = 600, cwd: Path = NOTEBOOKS) -> float:
-    """Restart & Run All in a new kernel started in ``cwd``; returns the seconds it took."""
+def run(nb: nbformat.NotebookNode, timeout: int = 600, cwd: Path = NOTEBOOKS, env: dict | None = None) -> float:
+    """Restart & Run All in a new kernel started in ``cwd`` (with ``env``, if given); returns the seconds."""
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(cwd)}})
     start = time.perf_counter()
-    client.execute()
+    client.execute(**({"env": env} if env is not None else {}))
     nb.metadata.pop("widgets", None)  # widget views are live only: no stored widget state
     return time.perf_counter() - start
 
