@@ -58,7 +58,7 @@ CHOICES = {
         explanations={
             "a": ("A wider hidden state holds more, but the gradient still has to pass through one recurrent step per "
                   "position: a GRU of any width has the same chain of L − 1 − t steps from x_t to the last output.",
-                  "隐藏状态更宽能存更多东西，但梯度仍然要每个位置经过一步循环：无论多宽的 GRU，从 x_t 到最后一个输出都是同样"
+                  "隐藏状态更宽能存更多东西，但梯度仍然要每个位置经过一步循环：无论多宽的 GRU，从 x_t 到最后一个输出都是同样 "
                   "L − 1 − t 步的链条。"),
             "b": ("By the chain rule, ∂y_{L-1}/∂x_t is a product of L − 1 − t recurrent Jacobians (times the input "
                   "step). When they shrink vectors, as here, the product shrinks geometrically with the distance: "
