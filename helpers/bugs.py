@@ -2,7 +2,8 @@
 
 They are the mistakes the literature and course forums report again and again: a head split without the
 transpose, a mask in PyTorch's opposite convention, the lecture note's 1/d_k, a padding mask laid on the queries,
-cross-attention's queries taken from the encoder, post-LN where pre-LN was meant, a softmax over the wrong axis.
+cross-attention's queries taken from the encoder, self-attention where cross-attention was meant, post-LN where
+pre-LN was meant, a softmax over the wrong axis.
 
 A debug exercise shows one of them with :func:`show`, lets the learner run the property check that catches it
 (``SYMPTOM_CHECK[name]``, a checker of :mod:`helpers.checks`), and asks for a fixed copy that passes the same
@@ -21,7 +22,7 @@ from torch import Tensor, nn
 from helpers.attention import causal_mask, padding_mask
 
 __all__ = ["show", "SYMPTOM_CHECK", "split_heads", "causal_self_attention", "attention", "padded_self_attention",
-           "cross_attention", "pre_ln_sublayer", "attention_weights"]
+           "cross_attention", "pre_ln_sublayer", "attention_weights", "attention_readout"]
 
 
 def show(fn: object) -> None:
@@ -80,6 +81,15 @@ def attention_weights(query: Tensor, key: Tensor) -> Tensor:
     return torch.softmax(scores, dim=-2)
 
 
+def attention_readout(decoder_states: Tensor, encoder_states: Tensor) -> Tensor:
+    """The GRU decoder's attention readout: each decoder state (batch, L_tgt, d) reads its mix of the encoder
+    states (batch, L_src, d); the result has the decoder's shape."""
+    query = decoder_states
+    key = value = decoder_states  # (batch, L, d)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+    return torch.softmax(scores, dim=-1) @ value
+
+
 #: for each planted bug, the name of the checker in helpers.checks whose property it breaks
 SYMPTOM_CHECK = {
     "split_heads": "check_split_heads",
@@ -89,6 +99,7 @@ SYMPTOM_CHECK = {
     "cross_attention": "check_cross_attention",
     "pre_ln_sublayer": "check_pre_ln",
     "attention_weights": "check_attention_weights",
+    "attention_readout": "check_cross_attention",
 }
 
 
@@ -121,6 +132,10 @@ def _references() -> dict[str, object]:
     def weights_fixed(query, key):
         return torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1]), dim=-1)
 
+    def readout_fixed(decoder_states, encoder_states):
+        scores = decoder_states @ encoder_states.transpose(-2, -1) / math.sqrt(decoder_states.shape[-1])
+        return torch.softmax(scores, dim=-1) @ encoder_states
+
     return {"split_heads": split_heads_fixed, "causal_self_attention": causal_fixed, "attention": attention_fixed,
             "padded_self_attention": padded_fixed, "cross_attention": cross_fixed, "pre_ln_sublayer": pre_ln_fixed,
-            "attention_weights": weights_fixed}
+            "attention_weights": weights_fixed, "attention_readout": readout_fixed}
