@@ -47,12 +47,32 @@ def code_cell_count(name: str, root: Path) -> int:
 TRIES = {
     "00": ("checks.check_scale(answer, d_k=64)", "answer = 1 / 64\nchecks.check_scale(answer, d_k=64)",
            ("lecture note's slip", "讲义里的笔误")),
+    "01": ("checks.check_attention(attend)",
+           "attend = lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1], -1) @ v\n"
+           "checks.check_attention(attend)", ("divided by d_k", "除以了 d_k")),
+    "02": ("checks.check_attention_weights(fixed_weights)",
+           "fixed_weights = bugs.attention_weights\nchecks.check_attention_weights(fixed_weights)",
+           ("runs over the queries", "softmax 沿查询")),
+    "03": ("checks.check_attention(fixed_attention)",
+           "fixed_attention = bugs.attention\nchecks.check_attention(fixed_attention)",
+           ("divided by d_k", "除以了 d_k")),
     "04": ("checks.check_ignores_padding(fixed)",
            "fixed = bugs.padded_self_attention\nchecks.check_ignores_padding(fixed)",
            ("changing only the padding", "只改动填充位置")),
+    "05": ("checks.check_split_heads(fixed_split)",
+           "fixed_split = bugs.split_heads\nchecks.check_split_heads(fixed_split)",
+           ("without the transpose", "而不转置")),
+    "06": ("checks.check_pre_ln(fixed_pre_ln)",
+           "fixed_pre_ln = bugs.pre_ln_sublayer\nchecks.check_pre_ln(fixed_pre_ln)",
+           ("this is post-LN", "这是 Post-LN")),
     "07": ("checks.check_cross_attention(fixed_cross)",
            "fixed_cross = bugs.cross_attention\nchecks.check_cross_attention(fixed_cross)",
            ("the queries were taken from the encoder", "查询取自编码器")),
+    "09": ("checks.check_split_heads(fixed_split_heads)",
+           "fixed_split_heads = bugs.split_heads\nchecks.check_split_heads(fixed_split_heads)",
+           ("without the transpose", "而不转置")),
+    "10": ('checks.check_number("10-gqa-cache-gib", answer)',
+           'answer = 16.0\nchecks.check_number("10-gqa-cache-gib", answer)', ("32 key/value heads", "32 个键/值头")),
 }
 
 
