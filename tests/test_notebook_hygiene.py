@@ -81,3 +81,16 @@ def test_ignore_markers_are_per_cell_and_explained(notebook):
         assert "NBVAL_SKIP" not in cell.source, "use NBVAL_IGNORE_OUTPUT on one cell, never skip it"
         if "NBVAL_IGNORE_OUTPUT" in cell.source:
             assert re.match(r"\s*# NBVAL_IGNORE_OUTPUT", cell.source), "the marker is the first line"
+
+
+KINDS = {"predict": "predict, then run", "implement": "implement", "debug": "debug", "explain": "explain"}
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem[:2] != "00"], ids=lambda p: p.stem)
+def test_five_exercises_of_three_kinds(path):
+    """Notebooks 01 on end with at least five exercises of at least three kinds, each heading naming its kind."""
+    prose = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+    headings = re.findall(r"^\*\*Exercise \d+ \(([^)]*)\)\.?\*\*", prose, re.MULTILINE)
+    kinds = {kind for heading in headings for kind, words in KINDS.items() if heading.startswith(words)}
+    assert len(headings) >= 5, f"{path.stem}: {len(headings)} exercises with a kind in their heading, not 5"
+    assert len(kinds) >= 3, f"{path.stem}: exercise kinds {sorted(kinds)}, fewer than 3"
