@@ -83,6 +83,7 @@ __all__ = [
     "TranslationTask",
     "SentenceError",
     "Translation",
+    "make_pair",
     "generate_pair",
     "generate_pairs",
     "translation_task",
@@ -168,7 +169,8 @@ class Verb:
 
 
 def _nouns(*kinds: str, countable: bool | None = None) -> tuple[str, ...]:
-    return tuple(n.key for n in NOUNS if n.kind in kinds and (countable is None or (n.measure is not None) == countable))
+    return tuple(n.key for n in NOUNS
+                 if n.kind in kinds and (countable is None or (n.measure is not None) == countable))
 
 
 VERBS: tuple[Verb, ...] = (
@@ -303,25 +305,38 @@ class _Builder:
         return Pair(tuple(self.en), tuple(token for token, _ in zh), alignment, frozenset(combinations), kind)
 
 
-def _noun_phrase(rng: random.Random, noun: Noun, form: str, *, negative_have: bool = False):
+#: a noun phrase: (form, noun key, number or None, adjective or None); form is "bare", "definite" or "counted"
+NounPhrase = tuple[str, str, "str | None", "str | None"]
+
+
+def _noun_phrase(phrase: NounPhrase, *, negative_have: bool = False):
     """(English words, Chinese [(token, local index)], combinations) of an object or subject noun phrase."""
+    form, key, number, adjective = phrase
+    if key not in NOUN:
+        raise ValueError(f"noun must be one of {sorted(NOUN)}; got {key!r}")
+    noun = NOUN[key]
     combos: set[tuple[str, str, str]] = set()
-    adjectives = [a for a, kinds in ADJECTIVE_KINDS.items() if noun.kind in kinds] if noun.key in ADJ_NOUNS else []
+    if adjective is not None and adjective not in _adjectives(noun):
+        raise ValueError(f"adjective for {key!r} must be one of {_adjectives(noun)}; got {adjective!r}")
     if form == "bare":
+        if number is not None or adjective is not None:
+            raise ValueError(f"a bare noun takes no number or adjective; got {phrase}")
         return (noun.plural,), ((noun.zh, 0),), combos
     words: list[str] = []
     zh: list[tuple[str, int]] = []
     if form == "definite":
         words.append("the")
-    elif negative_have:
+    elif form == "counted" and negative_have:
         words.append("a")  # "do not have a cat" -> 没有猫: "a" produces nothing
-    else:
-        number = rng.choice(tuple(NUMBERS))
+    elif form == "counted":
+        if number not in NUMBERS or noun.measure is None:
+            raise ValueError(f"a counted {key!r} needs a number of {sorted(NUMBERS)}; got {number!r}")
         words.append(number)
         zh += [(NUMBERS[number], 0), (noun.measure, 0)]
         combos.add(("number-noun", "one" if number == "a" else number, noun.key))
-    if adjectives and rng.random() < 0.4:
-        adjective = rng.choice(adjectives)
+    else:
+        raise ValueError(f"form must be 'bare', 'definite' or 'counted'; got {form!r}")
+    if adjective is not None:
         zh.append((ADJECTIVES[adjective], len(words)))
         words.append(adjective)
         combos.add(("adjective-noun", adjective, noun.key))
@@ -331,85 +346,131 @@ def _noun_phrase(rng: random.Random, noun: Noun, form: str, *, negative_have: bo
     return tuple(words), tuple(zh), combos
 
 
-def _subject(rng: random.Random) -> tuple[Subject, set]:
-    if rng.random() < 0.55:
-        return rng.choice(PRONOUNS), set()
-    noun = NOUN[rng.choice(_nouns("animal", "person"))]
-    words, zh, combos = _noun_phrase(rng, noun, "definite")
-    return Subject(noun.key, words, zh, True), combos
+def _adjectives(noun: Noun) -> list[str]:
+    return [a for a, kinds in ADJECTIVE_KINDS.items() if noun.kind in kinds] if noun.key in ADJ_NOUNS else []
+
+
+def _draw_phrase(rng: random.Random, form: str, key: str) -> NounPhrase:
+    number = rng.choice(tuple(NUMBERS)) if form == "counted" else None
+    adjectives = _adjectives(NOUN[key]) if form != "bare" else []
+    adjective = rng.choice(adjectives) if adjectives and rng.random() < 0.4 else None
+    return (form, key, number, adjective)
+
+
+SUBJECT = {s.key: s for s in PRONOUNS}
+
+
+def make_pair(kind: str, subject: str | NounPhrase, verb: str, obj: NounPhrase | None = None,
+              place: str | None = None, time: str | None = None) -> Pair:
+    """The pair for explicit choices, e.g. ``make_pair("statement", "i", "drink", ("bare", "tea", None, None),
+    "at home", "every morning")`` -> I drink tea at home every morning. / 我每天早上在家喝茶。
+
+    ``subject`` is a pronoun key (:data:`PRONOUNS`: "i", "she", "tom", "mother", ...) or a definite noun phrase
+    ("definite", "cat", None, "big"); ``obj`` is None only for ``kind="what"``. Raises ValueError for a choice
+    the grammar does not allow.
+    """
+    if kind not in dict(KINDS):
+        raise ValueError(f"kind must be one of {[k for k, _ in KINDS]}; got {kind!r}")
+    if verb not in VERB:
+        raise ValueError(f"verb must be one of {sorted(VERB)}; got {verb!r}")
+    v_entry = VERB[verb]
+    if isinstance(subject, str):
+        if subject not in SUBJECT:
+            raise ValueError(f"subject must be one of {sorted(SUBJECT)} or a noun phrase; got {subject!r}")
+        subj, subject_combos = SUBJECT[subject], set()
+    else:
+        if subject[0] != "definite" or NOUN.get(subject[1], NOUNS[0]).kind not in ("animal", "person"):
+            raise ValueError(f"a noun subject must be ('definite', an animal or a person, None, adjective); "
+                             f"got {subject}")
+        words, zh, subject_combos = _noun_phrase(subject)
+        subj = Subject(subject[1], words, zh, True)
+        if NOUN[subject[1]].kind == "animal" and verb not in ANIMAL_VERBS:
+            raise ValueError(f"an animal subject takes one of the verbs {ANIMAL_VERBS}; got {verb!r}")
+    if (kind == "negative" and verb == "see") or (kind == "where" and verb == "have"):
+        raise ValueError(f"the grammar has no {kind} sentence with {verb!r}")
+    if verb == "have" and (place or time):
+        raise ValueError("'have' takes no place or time phrase")
+    if place is not None and (place not in PLACES or kind == "where"):
+        raise ValueError(f"place must be one of {sorted(PLACES)} (none in 'where' questions); got {place!r}")
+    if time is not None and (time not in TIMES or (kind == "negative" and time.startswith("every"))):
+        raise ValueError(f"time must be one of {sorted(TIMES)} (no 'every' in negatives); got {time!r}")
+    combos = set(subject_combos) | {("subject-verb", subj.key, verb)}
+    if kind == "what":
+        if obj is not None:
+            raise ValueError(f"a 'what' question has no object (what is the object); got {obj}")
+        obj_words, obj_zh = (), ()
+    else:
+        if obj is None or obj[0] not in v_entry.objects or obj[1] not in v_entry.objects[obj[0]]:
+            raise ValueError(f"obj of {verb!r} must be (form, noun, ...) with {v_entry.objects}; got {obj}")
+        if kind == "negative" and obj[0] == "counted" and verb != "have":
+            raise ValueError("a negative sentence takes no counted object (except 'do not have a ...')")
+        obj_words, obj_zh, obj_combos = _noun_phrase(obj, negative_have=kind == "negative")
+        combos |= obj_combos | {("verb-object", verb, obj[1])}
+    if place:
+        combos.add(("verb-place", verb, place))
+
+    b = _Builder()
+    do = "does" if subj.third else "do"
+    question = "." if kind in ("statement", "negative") else "?"
+    if kind == "who":
+        combos -= set(subject_combos) | {("subject-verb", subj.key, verb)}  # "who" is the subject
+        who = b.add(["who"], [("谁", 0)])
+        v = b.add(v_entry.third, [(v_entry.zh, 0)])
+        s: list[tuple[str, int]] = []
+    elif kind in ("what", "where"):
+        wh = b.add([kind], [("什么", 0)] if kind == "what" else [("在", 0), ("哪儿", 0)])
+        b.add([do])
+        s = b.add(subj.words, subj.zh)
+        v = b.add(v_entry.base, [(v_entry.zh, 0)])
+    elif kind == "yes/no":
+        ma = b.add([do], [("吗", 0)])
+        s = b.add(subj.words, subj.zh)
+        v = b.add(v_entry.base, [(v_entry.zh, 0)])
+    elif kind == "negative":
+        s = b.add(subj.words, subj.zh)
+        b.add([do])
+        neg = b.add(["not"], [("没" if verb == "have" else "不", 0)])
+        v = b.add(v_entry.base, [(v_entry.zh, 0)])
+    else:
+        s = b.add(subj.words, subj.zh)
+        v = b.add(v_entry.third if subj.third else v_entry.base, [(v_entry.zh, 0)])
+    o = b.add(obj_words, obj_zh)
+    p = b.add(*PLACES[place]) if place else []
+    t = b.add(*TIMES[time]) if time else []
+    end = b.add([question], [("？" if question == "?" else "。", 0)])
+    chunks = {
+        "who": [who, t, p, v, o, end] if kind == "who" else None,
+        "what": [s, t, p, v, wh, end] if kind == "what" else None,
+        "where": [s, t, wh, v, o, end] if kind == "where" else None,
+        "yes/no": [s, t, p, v, o, ma, end] if kind == "yes/no" else None,
+        "negative": [s, t, neg, p, v, o, end] if kind == "negative" else None,
+        "statement": [s, t, p, v, o, end],
+    }[kind]
+    return b.pair(chunks, combos, kind)
 
 
 def generate_pair(rng: random.Random) -> Pair:
     """One sentence pair drawn with ``rng`` (a ``random.Random``) from the grammar of the module docstring."""
     kind = rng.choices([k for k, _ in KINDS], weights=[w for _, w in KINDS])[0]
-    subject, subject_combos = _subject(rng)
-    combos = set(subject_combos)
-    animal = subject.key in NOUN and NOUN[subject.key].kind == "animal"
-    verbs = [v for v in VERBS if (not animal or v.key in ANIMAL_VERBS)]
+    if rng.random() < 0.55:
+        subject: str | NounPhrase = rng.choice(PRONOUNS).key
+        animal = False
+    else:
+        subject = _draw_phrase(rng, "definite", rng.choice(_nouns("animal", "person")))
+        animal = NOUN[subject[1]].kind == "animal"
+    verbs = [v for v in VERBS if not animal or v.key in ANIMAL_VERBS]
     if kind == "negative":
         verbs = [v for v in verbs if v.key != "see"]
     if kind == "where":
         verbs = [v for v in verbs if v.key != "have"]
     verb = rng.choice(verbs)
-    combos.add(("subject-verb", subject.key, verb.key))
-    forms = list(verb.objects)
-    if kind == "negative" and verb.key != "have":
-        forms = [f for f in forms if f != "counted"]
+    forms = [f for f in verb.objects if not (kind == "negative" and f == "counted" and verb.key != "have")]
     form = rng.choice(forms)
-    noun = NOUN[rng.choice(verb.objects[form])]
-    combos.add(("verb-object", verb.key, noun.key))
-    obj_words, obj_zh, obj_combos = _noun_phrase(rng, noun, form, negative_have=kind == "negative")
-    combos |= obj_combos
+    obj = None if kind == "what" else _draw_phrase(rng, form, rng.choice(verb.objects[form]))
     place = None if verb.key == "have" or kind == "where" or rng.random() < 0.5 else rng.choice(tuple(PLACES))
     times = [t for t in TIMES if not (kind == "negative" and t.startswith("every"))]
     time = None if verb.key == "have" or rng.random() < 0.5 else rng.choice(times)
-
-    b = _Builder()
-    do = "does" if subject.third else "do"
-    question = "?" if kind != "statement" and kind != "negative" else "."
-    if kind == "who":
-        combos = {c for c in combos if c[0] != "subject-verb" and c not in subject_combos}
-        who = b.add(["who"], [("谁", 0)])
-        v = b.add(verb.third, [(verb.zh, 0)])
-        s = []
-    elif kind in ("what", "where"):
-        wh = b.add([kind], [("什么", 0)] if kind == "what" else [("在", 0), ("哪儿", 0)])
-        b.add([do])
-        s = b.add(subject.words, subject.zh)
-        v = b.add(verb.base, [(verb.zh, 0)])
-    elif kind == "yes/no":
-        ma = b.add([do], [("吗", 0)])
-        s = b.add(subject.words, subject.zh)
-        v = b.add(verb.base, [(verb.zh, 0)])
-    elif kind == "negative":
-        s = b.add(subject.words, subject.zh)
-        b.add([do])
-        neg = b.add(["not"], [("没" if verb.key == "have" else "不", 0)])
-        v = b.add(verb.base, [(verb.zh, 0)])
-    else:
-        s = b.add(subject.words, subject.zh)
-        v = b.add(verb.third if subject.third else verb.base, [(verb.zh, 0)])
-    o = [] if kind == "what" else b.add(obj_words, obj_zh)
-    p = b.add(*PLACES[place]) if place else []
-    t = b.add(*TIMES[time]) if time else []
-    end = b.add([question], [("？" if question == "?" else "。", 0)])
-    if kind == "what":
-        combos = {c for c in combos if c[0] == "subject-verb"}  # the object is the question word
-    if place:
-        combos.add(("verb-place", verb.key, place))
-    if kind == "who":
-        chunks = [who, t, p, v, o, end]
-    elif kind == "what":
-        chunks = [s, t, p, v, wh, end]
-    elif kind == "where":
-        chunks = [s, t, wh, v, o, end]
-    elif kind == "yes/no":
-        chunks = [s, t, p, v, o, ma, end]
-    elif kind == "negative":
-        chunks = [s, t, neg, p, v, o, end] if verb.key != "have" else [s, t, neg, v, o, end]
-    else:
-        chunks = [s, t, p, v, o, end]
-    return b.pair(chunks, combos, kind)
+    return make_pair(kind, subject, verb.key, obj, place, time)
 
 
 def _held_out(pair: Pair) -> bool:
@@ -456,7 +517,8 @@ def english_words() -> frozenset[str]:
 
 def chinese_tokens() -> frozenset[str]:
     """Every Chinese token the grammar can produce."""
-    tokens = {"吗", "不", "没", "谁", "什么", "在", "哪儿", "。", "？"} | set(NUMBERS.values()) | set(ADJECTIVES.values())
+    tokens = {"吗", "不", "没", "谁", "什么", "在", "哪儿", "。", "？"}
+    tokens |= set(NUMBERS.values()) | set(ADJECTIVES.values())
     tokens |= {n.zh for n in NOUNS} | {n.measure for n in NOUNS if n.measure} | {v.zh for v in VERBS}
     for s in PRONOUNS:
         tokens |= {t for t, _ in s.zh}
