@@ -37,7 +37,9 @@ def find_cjk_font() -> str | None:
             except (OSError, RuntimeError, ValueError):
                 continue
     names = {entry.name for entry in font_manager.fontManager.ttflist}
-    return next((family for family in CJK_FAMILIES if family in names), None)
+    known = next((family for family in CJK_FAMILIES if family in names), None)
+    # e.g. conda-forge's font-ttf-noto-cjk names its variable fonts differently
+    return known or next((name for name in sorted(names) if "CJK" in name and "Mono" not in name), None)
 
 
 def use_cjk_font() -> str:

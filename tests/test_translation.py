@@ -59,6 +59,8 @@ EXAMPLES = {
     "I do not have a dog.": ("negative", "i", "have", (COUNT, "dog", None, None)),
     "They have two cats.": ("statement", "they", "have", (COUNT, "cat", "two", None)),
     "We buy twelve eggs.": ("statement", "we", "buy", (COUNT, "egg", "twelve", None)),
+    "She eats an egg.": ("statement", "she", "eat", (COUNT, "egg", "a", None)),
+    "I do not have an old chair.": ("negative", "i", "have", (COUNT, "chair", None, "old")),
     "The big dog sees three black cats.": ("statement", (THE, "dog", None, "big"), "see", (COUNT, "cat", "three",
                                                                                            "black")),
     "My friend reads books in the library.": ("statement", "friend", "read", (BARE, "book", None, None),
@@ -77,6 +79,8 @@ CHINESE = {
     "I do not have a dog.": "我没有狗。",
     "They have two cats.": "他们有两只猫。",
     "We buy twelve eggs.": "我们买十二个鸡蛋。",
+    "She eats an egg.": "她吃一个鸡蛋。",
+    "I do not have an old chair.": "我没有旧椅子。",
     "The big dog sees three black cats.": "大狗看见三只黑猫。",
     "My friend reads books in the library.": "我的朋友在图书馆看书。",
     "My mother likes music.": "我妈妈喜欢音乐。",
@@ -389,3 +393,12 @@ def test_chinese_labels_render_with_no_missing_glyph() -> None:
         assert _missing_glyphs("我每天早上在家喝茶。 What does the cat eat? 两只猫 −1") == []
     finally:
         matplotlib.rcParams.update(saved)
+
+
+def test_measure_alignment_scores_every_head(task: tr.TranslationTask) -> None:
+    torch.manual_seed(0)
+    model = Seq2SeqTransformer(len(task.vocab), d_model=16, num_heads=2, num_layers=3, d_ff=16, max_len=64)
+    scores = tr.measure_alignment(model, task, task.test[:32])
+    assert scores.aer.shape == scores.mass.shape == (3, 2)
+    assert ((scores.aer >= 0) & (scores.aer <= 1)).all() and ((scores.mass >= 0) & (scores.mass <= 1)).all()
+    assert model.training  # left as it was
