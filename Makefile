@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 TORCH_PIP := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
-.PHONY: lab restore test lint unit notebooks build browser site bench chromium clean
+.PHONY: lab restore test lint unit notebooks build browser site bench chromium fonts clean
 
 # torch first, from the lock (torch==2.13.0, the build the course is tested with); the package's own range
 # (torch>=2.4,<2.14) is then already met, so the second install adds no other torch.
@@ -26,6 +26,7 @@ $(STAMP): pyproject.toml requirements-lock.txt
 
 ## lab: install, then JupyterLab on my-notebooks/, your own git-ignored copy (127.0.0.1, a token in the URL)
 lab: $(STAMP)
+	@$(MAKE) --no-print-directory fonts || true
 	@$(BIN)/python tools/learner_copy.py sync
 	@$(BIN)/jupyter lab --notebook-dir=my-notebooks --ServerApp.ip=127.0.0.1 --no-browser \
 	  --ServerApp.log_level=WARN --LabApp.log_level=WARN \
@@ -35,6 +36,15 @@ lab: $(STAMP)
 restore:
 	@test -n "$(NB)" || { echo "which notebook? e.g. make restore NB=03" >&2; exit 2; }
 	@$(or $(wildcard $(BIN)/python),python3) tools/learner_copy.py restore $(NB)
+
+## fonts: a CJK font for the Chinese labels and tokens on the figures (Debian's fonts-wqy-microhei, about 5 MB)
+fonts:
+	@fc-list :lang=zh family 2>/dev/null | grep -q . || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q fonts-wqy-microhei; \
+	  elif command -v sudo >/dev/null && command -v apt-get >/dev/null; then \
+	    sudo apt-get update -q && sudo apt-get install -y -q fonts-wqy-microhei; \
+	  else echo "no CJK font: Chinese labels need one (Debian/Ubuntu: apt-get install fonts-wqy-microhei;" \
+	    "macOS and Windows have one already)"; fi; }
 
 ## chromium: Debian's Chromium for the browser tests (never `playwright install`)
 chromium:
@@ -48,7 +58,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check helpers tests tools notebooks benchmarks site
 
 ## test: create .venv, install (Chromium too), lint, unit + parity + solutions + nbval (both editions) + browser + site
-test: $(STAMP) chromium lint
+test: $(STAMP) chromium fonts lint
 	$(BIN)/python -m pytest
 
 ## unit: the tests in tests/ that need no browser
@@ -64,7 +74,7 @@ build: $(STAMP)
 	$(BIN)/python tools/build_notebooks.py $(NB)
 
 ## browser: JupyterLab and the static site in Chromium (installs Debian's Chromium if missing)
-browser: $(STAMP) chromium
+browser: $(STAMP) chromium fonts
 	$(BIN)/python -m pytest tests/browser
 
 ## site: the course as a static site from the stored outputs (nothing runs): build/site/index.html

@@ -18,8 +18,18 @@ from helpers.training import train
 from helpers.translation import translation_task
 
 #: the recipe the notebook uses (see the report in helpers/translation.py's users)
-RECIPE = dict(d_model=64, num_heads=4, d_ff=128, steps=600, batch_size=64, lr=3e-3, warmup=100, final_lr=0.05,
-              dropout=0.1, n_train=12000)
+RECIPE = dict(
+    d_model=64,
+    num_heads=4,
+    d_ff=128,
+    steps=600,
+    batch_size=64,
+    lr=3e-3,
+    warmup=100,
+    final_lr=0.05,
+    dropout=0.1,
+    n_train=12000,
+)
 
 
 def main() -> None:
@@ -37,12 +47,31 @@ def main() -> None:
     seed_everything(args.seed)
     task = translation_task(args.seed, n_train=args.n_train)
     data_seconds = time.perf_counter() - start
-    model = Seq2SeqTransformer(len(task.vocab), d_model=args.d_model, num_heads=args.num_heads, num_layers=6,
-                               d_ff=args.d_ff, dropout=args.dropout, norm_first=True, max_len=64)
+    model = Seq2SeqTransformer(
+        len(task.vocab),
+        d_model=args.d_model,
+        num_heads=args.num_heads,
+        num_encoder_layers=6,
+        num_decoder_layers=6,
+        d_ff=args.d_ff,
+        dropout=args.dropout,
+        norm_first=True,
+        max_len=64,
+    )
     valid = task.batch(task.valid[:200])
-    result = train(model, task.sampler(args.batch_size, args.seed), steps=args.steps, lr=args.lr,
-                   warmup=args.warmup, final_lr=args.final_lr, eval_batch=valid, eval_every=100,
-                   target_accuracy=None, progress=args.progress, desc="N=6 en->zh")
+    result = train(
+        model,
+        task.sampler(args.batch_size, args.seed),
+        steps=args.steps,
+        lr=args.lr,
+        warmup=args.warmup,
+        final_lr=args.final_lr,
+        eval_batch=valid,
+        eval_every=100,
+        target_accuracy=None,
+        progress=args.progress,
+        desc="N=6 en->zh",
+    )
     t = time.perf_counter()
     test = task.score(model, task.test)
     valid_score = task.score(model, task.valid)
@@ -59,14 +88,26 @@ def main() -> None:
         print({f"{k[0]}:{k[1]}+{k[2]}": f"{by_combo[k]}/{total[k]}" for k in total})
         for p, q in wrong[: args.errors]:
             print(p.english, p.chinese, "".join(q))
-    print(json.dumps({
-        "threads": args.threads, "load_before": load, "load_after": open("/proc/loadavg").read().split()[:3],
-        **{k: getattr(args, k) for k in RECIPE}, "steps_run": result.steps,
-        "data_s": round(data_seconds, 1), "train_s": round(result.seconds, 1), "score_s": round(score_seconds, 1),
-        "valid_curve": result.accuracies, "final_loss": round(result.losses[-1], 4),
-        "test_em": round(test["exact_match"], 4), "test_bleu": round(test["bleu"], 2),
-        "valid_em": round(valid_score["exact_match"], 4), "valid_bleu": round(valid_score["bleu"], 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "threads": args.threads,
+                "load_before": load,
+                "load_after": open("/proc/loadavg").read().split()[:3],
+                **{k: getattr(args, k) for k in RECIPE},
+                "steps_run": result.steps,
+                "data_s": round(data_seconds, 1),
+                "train_s": round(result.seconds, 1),
+                "score_s": round(score_seconds, 1),
+                "valid_curve": result.accuracies,
+                "final_loss": round(result.losses[-1], 4),
+                "test_em": round(test["exact_match"], 4),
+                "test_bleu": round(test["bleu"], 2),
+                "valid_em": round(valid_score["exact_match"], 4),
+                "valid_bleu": round(valid_score["bleu"], 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

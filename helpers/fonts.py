@@ -53,6 +53,5 @@ def use_cjk_font() -> str:
     rest = [name for name in matplotlib.rcParams["font.sans-serif"] if name not in ("DejaVu Sans", family)]
     matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans", family, *rest]
     # a generic family ("sans-serif") resolves to one font; an explicit list is what matplotlib falls back along
-    matplotlib.rcParams["font.family"] = ["DejaVu Sans", family]
-    matplotlib.rcParams["axes.unicode_minus"] = False
+    matplotlib.rcParams["font.family"] = ["DejaVu Sans", family]  # DejaVu first: Latin text and "−" unchanged
     return family

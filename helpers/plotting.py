@@ -17,6 +17,13 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from helpers.fonts import use_cjk_font
+
+try:  # Chinese tokens and labels draw with the CJK font that the course's set-up installs, never as boxes
+    use_cjk_font()
+except RuntimeError:  # no CJK font on this machine: Latin figures are unaffected (make lab names the package)
+    pass
+
 __all__ = ["new_figure", "Heatmap", "heatmap", "head_grid", "agg_canvas", "encode_png", "to_png", "show"]
 
 ANNOTATE_MAX = 10  # write the values into the cells of matrices up to this size

@@ -292,3 +292,15 @@ def test_live_figure_remembers_a_bounded_number_of_backgrounds():
         slider.value = step
     assert live.full_redraws == 100
     assert len(live._backgrounds) == BACKGROUNDS_KEPT
+
+
+def test_chinese_tokens_on_a_course_heatmap_draw_without_missing_glyphs(recwarn):
+    import warnings
+
+    from helpers.plotting import heatmap, to_png
+
+    warnings.simplefilter("always")
+    fig, _ = heatmap(torch.eye(3), ["猫", "吃", "鱼"], ["the", "cat", "猫"], title="交叉注意力")
+    to_png(fig)
+    missing = [str(w.message) for w in recwarn if "missing from" in str(w.message)]
+    assert not missing, missing

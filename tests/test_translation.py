@@ -51,8 +51,14 @@ def test_make_pair_rejects_what_the_grammar_does_not_allow() -> None:
 
 
 EXAMPLES = {
-    "I drink tea at home every morning.": ("statement", "i", "drink", (BARE, "tea", None, None), "at home",
-                                           "every morning"),
+    "I drink tea at home every morning.": (
+        "statement",
+        "i",
+        "drink",
+        (BARE, "tea", None, None),
+        "at home",
+        "every morning",
+    ),
     "What does the cat eat?": ("what", (THE, "cat", None, None), "eat", None),
     "Does she like cats?": ("yes/no", "she", "like", (BARE, "cat", None, None)),
     "He does not drink coffee.": ("negative", "he", "drink", (BARE, "coffee", None, None)),
@@ -61,15 +67,30 @@ EXAMPLES = {
     "We buy twelve eggs.": ("statement", "we", "buy", (COUNT, "egg", "twelve", None)),
     "She eats an egg.": ("statement", "she", "eat", (COUNT, "egg", "a", None)),
     "I do not have an old chair.": ("negative", "i", "have", (COUNT, "chair", None, "old")),
-    "The big dog sees three black cats.": ("statement", (THE, "dog", None, "big"), "see", (COUNT, "cat", "three",
-                                                                                           "black")),
-    "My friend reads books in the library.": ("statement", "friend", "read", (BARE, "book", None, None),
-                                              "in the library"),
+    "The big dog sees three black cats.": (
+        "statement",
+        (THE, "dog", None, "big"),
+        "see",
+        (COUNT, "cat", "three", "black"),
+    ),
+    "My friend reads books in the library.": (
+        "statement",
+        "friend",
+        "read",
+        (BARE, "book", None, None),
+        "in the library",
+    ),
     "My mother likes music.": ("statement", "mother", "like", (BARE, "music", None, None)),
     "Where does he read books today?": ("where", "he", "read", (BARE, "book", None, None), None, "today"),
     "Who eats rice?": ("who", "i", "eat", (BARE, "rice", None, None)),
-    "She does not eat fish in the park today.": ("negative", "she", "eat", (BARE, "fish", None, None),
-                                                 "in the park", "today"),
+    "She does not eat fish in the park today.": (
+        "negative",
+        "she",
+        "eat",
+        (BARE, "fish", None, None),
+        "in the park",
+        "today",
+    ),
 }
 CHINESE = {
     "I drink tea at home every morning.": "我每天早上在家喝茶。",
@@ -104,8 +125,16 @@ def test_known_sentences_translate_by_the_rules(english: str) -> None:
 def test_alignment_follows_the_documented_rule() -> None:
     pair = pair_of("I drink tea at home every morning.")
     produced = {word: [pair.tgt[t] for t in targets] for word, targets in zip(pair.src, pair.alignment)}
-    assert produced == {"i": ["我"], "drink": ["喝"], "tea": ["茶"], "at": ["在"], "home": ["家"],
-                        "every": ["每", "天"], "morning": ["早上"], ".": ["。"]}
+    assert produced == {
+        "i": ["我"],
+        "drink": ["喝"],
+        "tea": ["茶"],
+        "at": ["在"],
+        "home": ["家"],
+        "every": ["每", "天"],
+        "morning": ["早上"],
+        ".": ["。"],
+    }
     pair = pair_of("They have two cats.")
     assert [pair.tgt[t] for t in pair.alignment[pair.src.index("two")]] == ["两", "只"]
     pair = pair_of("What does the cat eat?")
@@ -187,8 +216,8 @@ def test_batch_layout(task: tr.TranslationTask) -> None:
         n = len(p.tgt)
         assert task.vocab.decode(batch.src[row].tolist()) == list(p.src)
         assert batch.tgt_in[row, 0] == BOS and batch.tgt_out[row, n] == EOS
-        assert batch.tgt_in[row, 1: n + 1].tolist() == batch.tgt_out[row, :n].tolist()
-        assert (batch.tgt_out[row, n + 1:] == PAD).all()
+        assert batch.tgt_in[row, 1 : n + 1].tolist() == batch.tgt_out[row, :n].tolist()
+        assert (batch.tgt_out[row, n + 1 :] == PAD).all()
     with pytest.raises(ValueError, match="must not be empty"):
         task.batch([])
 
@@ -225,7 +254,9 @@ def test_score_of_a_perfect_and_an_untrained_model(task: tr.TranslationTask) -> 
 
     assert task.score(Oracle(), task.test) == {"exact_match": 1.0, "bleu": pytest.approx(100.0)}
     torch.manual_seed(0)
-    untrained = Seq2SeqTransformer(len(task.vocab), d_model=16, num_heads=2, num_layers=1, d_ff=16)
+    untrained = Seq2SeqTransformer(
+        len(task.vocab), d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=16
+    )
     score = task.score(untrained, task.test[:20])
     assert score["exact_match"] == 0.0 and score["bleu"] < 10
 
@@ -233,16 +264,19 @@ def test_score_of_a_perfect_and_an_untrained_model(task: tr.TranslationTask) -> 
 # ------------------------------------------------------------------------------------------ parse_sentence
 
 
-@pytest.mark.parametrize("text, tokens", [
-    ("The cat eats fish.", ["the", "cat", "eats", "fish", "."]),
-    ("  THE   Cat eats FISH  ", ["the", "cat", "eats", "fish", "."]),
-    ("What does the cat eat", ["what", "does", "the", "cat", "eat", "?"]),
-    ("What does the cat eat??!", ["what", "does", "the", "cat", "eat", "."]),
-    ("I have 2 cats!", ["i", "have", "two", "cats", "."]),
-    ("He doesn’t drink coffee.", ["he", "does", "not", "drink", "coffee", "."]),
-    ("The cat 🐱 eats fish 🐟.", ["the", "cat", "eats", "fish", "."]),
-    ("Ｔｈｅ cat, eats fish。", ["the", "cat", "eats", "fish", "."]),
-])
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("The cat eats fish.", ["the", "cat", "eats", "fish", "."]),
+        ("  THE   Cat eats FISH  ", ["the", "cat", "eats", "fish", "."]),
+        ("What does the cat eat", ["what", "does", "the", "cat", "eat", "?"]),
+        ("What does the cat eat??!", ["what", "does", "the", "cat", "eat", "."]),
+        ("I have 2 cats!", ["i", "have", "two", "cats", "."]),
+        ("He doesn’t drink coffee.", ["he", "does", "not", "drink", "coffee", "."]),
+        ("The cat 🐱 eats fish 🐟.", ["the", "cat", "eats", "fish", "."]),
+        ("Ｔｈｅ cat, eats fish。", ["the", "cat", "eats", "fish", "."]),
+    ],
+)
 def test_parse_sentence_normalises(text: str, tokens: list[str]) -> None:
     assert parse_sentence(text) == tokens
 
@@ -278,8 +312,20 @@ def test_parse_sentence_rejects_non_strings() -> None:
         parse_sentence(None)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("text", ["", "The cat eats fish.", "the the the ? ? .", "Cat fish." * 3, "Ünïcödé cat",
-                                  "x" * 5000, "12345", "' ' ' '", "I don't"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "The cat eats fish.",
+        "the the the ? ? .",
+        "Cat fish." * 3,
+        "Ünïcödé cat",
+        "x" * 5000,
+        "12345",
+        "' ' ' '",
+        "I don't",
+    ],
+)
 def test_parse_sentence_never_crashes(text: str) -> None:
     try:
         tokens = parse_sentence(text)
@@ -291,7 +337,9 @@ def test_parse_sentence_never_crashes(text: str) -> None:
 
 def test_translate_text_returns_tokens_and_cross_attention(task: tr.TranslationTask) -> None:
     torch.manual_seed(0)
-    model = Seq2SeqTransformer(len(task.vocab), d_model=16, num_heads=2, num_layers=2, d_ff=16, max_len=64)
+    model = Seq2SeqTransformer(
+        len(task.vocab), d_model=16, num_heads=2, num_encoder_layers=2, num_decoder_layers=2, d_ff=16, max_len=64
+    )
     result = translate_text(model, task, "The cat eats fish")
     assert result.source == ["the", "cat", "eats", "fish", "."]
     assert result.cross.shape == (2, 2, len(result.target) + 1, 5)
@@ -397,7 +445,9 @@ def test_chinese_labels_render_with_no_missing_glyph() -> None:
 
 def test_measure_alignment_scores_every_head(task: tr.TranslationTask) -> None:
     torch.manual_seed(0)
-    model = Seq2SeqTransformer(len(task.vocab), d_model=16, num_heads=2, num_layers=3, d_ff=16, max_len=64)
+    model = Seq2SeqTransformer(
+        len(task.vocab), d_model=16, num_heads=2, num_encoder_layers=3, num_decoder_layers=3, d_ff=16, max_len=64
+    )
     scores = tr.measure_alignment(model, task, task.test[:32])
     assert scores.aer.shape == scores.mass.shape == (3, 2)
     assert ((scores.aer >= 0) & (scores.aer <= 1)).all() and ((scores.mass >= 0) & (scores.mass <= 1)).all()
