@@ -61,6 +61,9 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
                 if not noted:
                     outputs.append(nbformat.v4.new_output("display_data", data={"text/html": WIDGET_NOTE}))
                     noted = True
+                if "image/png" in output["data"]:  # a live figure carries its picture: show it, drop the view
+                    picture = {"image/png": output["data"]["image/png"]}
+                    outputs.append(nbformat.v4.new_output("display_data", data=picture))
                 continue
             outputs.append(output)
         if cell.cell_type == "code":
