@@ -481,6 +481,16 @@ def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_m
         return
     generator = torch.Generator().manual_seed(4)
     x = torch.randn(1, length, d_model, generator=generator, dtype=torch.float64)
+    first = _tensor(name, _call(name, fn, x))
+    if first.is_floating_point() and first.dim() == 3 and not torch.isfinite(first[:, -1]).all():
+        # the last query may see every key: no key left for it means the mask blocks the past, not the future
+        _fail(name, _t(f"the output at the last position ({length - 1}) is NaN: that query, which may see every "
+                       "key, has none left. A causal mask blocks only the keys *after* the query; yours blocks the "
+                       "query's own key and the ones before it. Where does masked_fill write: where the mask is "
+                       "True, or False?",
+                       f"最后一个位置（{length - 1}）的输出是 NaN：这个查询本来可以看见所有的键，现在却一个也没剩下。"
+                       "因果掩码只屏蔽查询*之后*的键；你的掩码屏蔽的却是查询自己和它之前的键。masked_fill 写入的是"
+                       "掩码为 True 的位置，还是为 False 的位置？"), hint)
     base = _output(name, fn, x)
     for t in range(length - 1):
         changed = x.clone()

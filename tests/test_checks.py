@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import checks
+from helpers import bugs, checks
 from helpers.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention
 from helpers.tasks import toy_matrix, toy_projections
 
@@ -94,6 +94,7 @@ WRONG = [
     ("combined", lambda t: causal_mask(t.shape[1]) & padding_mask(t, 0).transpose(-2, -1), "applied to the queries"),
     ("leak", lambda x: scaled_dot_product_attention(x, x, x, ~causal_mask(x.shape[1]))[0], "moved the outputs"),
     ("leak", lambda x: mha(x, x, x, causal_mask(x.shape[1])), "got a tuple of 2"),
+    ("leak", bugs.causal_self_attention, "yours blocks the query.s own key"),
     ("ignores padding", lambda x, t: scaled_dot_product_attention(x, x, x)[0], "changing only the padding"),
     ("ignores padding", lambda x, t: scaled_dot_product_attention(x, x, x, padding_mask(t, 0)), "got a tuple"),
     ("split", lambda x, h: x.view(x.shape[0], h, x.shape[1], -1), "without the transpose"),
