@@ -346,11 +346,13 @@ def notebooks() -> tuple[list[tuple[str, float]], float | None]:
 
 def widget_latencies() -> list[dict]:
     """Run the browser tests; one record per widget move (notebook, move, ms), as they wrote them."""
-    latencies = ROOT / "tests" / "browser" / "screenshots" / "latencies.json"
-    latencies.unlink(missing_ok=True)  # never report an earlier run's numbers
+    folder = ROOT / "tests" / "browser" / "screenshots"
+    for old in folder.glob("latencies*.json"):
+        old.unlink()  # never report an earlier run's numbers
+    # one worker, as a learner has one browser: latencies measured with nothing else running
     subprocess.run([sys.executable, "-m", "pytest", "tests/browser", "-q", "-p", "no:nbval", "-o", "addopts="],
                    cwd=ROOT, check=False)
-    return json.loads(latencies.read_text()) if latencies.exists() else []
+    return [move for path in sorted(folder.glob("latencies*.json")) for move in json.loads(path.read_text())]
 
 
 # --- 7. idle vs loaded ------------------------------------------------------------------------------------------

@@ -46,6 +46,9 @@ EXTERNAL_ASSET = re.compile(
 EDITION_LINK = re.compile(r"\[([^\]]+)\]\(((?:zh/|\.\./)[0-9]{2}_\w+)\.ipynb\)")
 
 
+DOCS_LINK = re.compile(r"\[([^\]]*)\]\((?:\.\./)+docs/(glossary|corrections)\.md\)")
+
+
 def course_notebooks(edition: str = "") -> list[Path]:
     """notebooks/NN_*.ipynb (``edition`` "") or notebooks/<edition>/NN_*.ipynb, in course (file-name) order."""
     return sorted((NOTEBOOKS / edition).glob("[0-9][0-9]_*.ipynb"))
@@ -70,6 +73,8 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
             cell.outputs = outputs
         elif cell.cell_type == "markdown":  # the link to the other edition, as a page of the site
             cell.source = EDITION_LINK.sub(lambda m: f"{{doc}}`{m.group(1)} <{m.group(2)}>`", cell.source)
+            # a link to docs/glossary.md or docs/corrections.md (from notebooks/ or notebooks/zh/): the site's page
+            cell.source = DOCS_LINK.sub(lambda m: doc_link(m.group(1), m.group(2)), cell.source)
     return notebook
 
 

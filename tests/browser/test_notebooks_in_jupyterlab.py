@@ -12,7 +12,9 @@ Every request that leaves this machine is blocked and fails the test: the course
 from __future__ import annotations
 
 import json
+import os
 import time
+import urllib.request
 from functools import partial
 from pathlib import Path
 
@@ -34,9 +36,10 @@ pytestmark = pytest.mark.browser
 def record_latencies():
     """After the run, the measured move-to-new-image latencies go next to the screenshots (for `make bench`)."""
     yield
-    if LATENCIES:
+    if LATENCIES:  # one file per pytest-xdist worker ("gw0", ...; "main" without xdist)
         SCREENSHOTS.mkdir(exist_ok=True)
-        (SCREENSHOTS / "latencies.json").write_text(json.dumps(LATENCIES))
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        (SCREENSHOTS / f"latencies-{worker}.json").write_text(json.dumps(LATENCIES))
 
 
 def expected_prompts(name: str, root: Path) -> list[str]:
@@ -274,6 +277,18 @@ def test_notebook_runs_and_widgets_respond(lab, browser, name):
         assert not blocked, f"the notebook asked the network for {blocked}"
     finally:
         context.close()
+        shut_down_kernel(lab, name)
+
+
+def shut_down_kernel(lab, name: str) -> None:
+    """Stop the notebook's kernel through the server's REST API, so that kernels do not pile up."""
+    sessions = f"{lab.url}/api/sessions"
+    headers = {"Authorization": f"token {lab.token}"}
+    with urllib.request.urlopen(urllib.request.Request(sessions, headers=headers), timeout=10) as response:
+        found = [s["id"] for s in json.loads(response.read()) if s["path"].endswith(f"{name}.ipynb")]
+    for session in found:
+        request = urllib.request.Request(f"{sessions}/{session}", headers=headers, method="DELETE")
+        urllib.request.urlopen(request, timeout=30).close()
 
 
 def test_notebooks_with_widgets_have_live_figures():
