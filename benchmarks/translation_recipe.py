@@ -15,21 +15,9 @@ import torch
 from helpers.reproducibility import seed_everything
 from helpers.seq2seq import Seq2SeqTransformer
 from helpers.training import train
-from helpers.translation import translation_task
+from helpers.translation import TRANSLATOR, translation_task
 
-#: the recipe the notebook uses (see the report in helpers/translation.py's users)
-RECIPE = dict(
-    d_model=64,
-    num_heads=4,
-    d_ff=128,
-    steps=600,
-    batch_size=64,
-    lr=3e-3,
-    warmup=100,
-    final_lr=0.05,
-    dropout=0.1,
-    n_train=12000,
-)
+RECIPE = dict(TRANSLATOR)  # the recipe notebook 08 uses
 
 
 def main() -> None:

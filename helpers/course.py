@@ -23,6 +23,11 @@ def edition() -> str:
     return "zh" if Path.cwd().name == "zh" else "en"
 
 
+def say(en: str, zh: str) -> str:
+    """``en`` or ``zh``, by the edition: the words on a figure (axis labels, titles, legends) in its language."""
+    return zh if edition() == "zh" else en
+
+
 @dataclass(frozen=True)
 class Notebook:
     name: str
@@ -59,8 +64,9 @@ NOTEBOOKS = [
              "masked self-attention, cross-attention; the future cannot leak",
              "带掩码的自注意力、交叉注意力；未来的信息不会泄露"),
     Notebook("08_full_transformer", "2. Attention与Transformer的关系 — N×（N = 6）",
-             "the full N = 6 stack trained on the CPU; decoding; attention explorer",
-             "完整的 N = 6 模型在 CPU 上训练；解码；注意力浏览器"),
+             "an N = 6 English→Chinese translator trained on the CPU; greedy vs beam; cross-attention vs the true "
+             "alignment; type your own sentence",
+             "在 CPU 上训练 N = 6 的英译中模型；贪心解码与束搜索；交叉注意力与真实词对齐的对比；自己输入句子"),
     Notebook("09_attention_everywhere", "1. 自注意力机制 — the list of architectures that borrow attention",
              "what attention costs against length; the fused kernel; a tiny ViT",
              "注意力的开销随长度的变化；融合内核；一个小小的 ViT"),

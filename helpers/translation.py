@@ -79,10 +79,12 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from helpers.course import say
 from helpers.tasks import BOS, EOS, FIRST_SYMBOL, PAD, Seq2SeqBatch
 
 __all__ = [
     "HELD_OUT",
+    "TRANSLATOR",
     "Pair",
     "Vocabulary",
     "TranslationTask",
@@ -675,6 +677,11 @@ class TranslationTask:
         return {"exact_match": exact, "bleu": bleu}
 
 
+#: the N = 6 translator of notebook 08 (and of benchmarks/translation_recipe.py): model sizes, then training
+TRANSLATOR = dict(d_model=64, num_heads=4, d_ff=128, dropout=0.0, steps=600, batch_size=64, lr=3e-3, warmup=100,
+                  final_lr=0.05, n_train=12000)
+
+
 def translation_task(seed: int = 0, *, n_train: int = 12000, n_valid: int = 300, n_test: int = 1000
                      ) -> TranslationTask:
     """The splits drawn from ``seed``: training pairs never use a :data:`HELD_OUT` combination; the test pairs
@@ -728,7 +735,8 @@ def parse_sentence(text: object, *, known: frozenset[str] | None = None) -> list
             kept.append(" ")  # emoji (So), commas and other punctuation, control characters
     text = "".join(kept)
     if len(text) > 40 * MAX_WORDS:
-        raise SentenceError(f"that is too long: type one sentence of at most {MAX_WORDS} words")
+        raise SentenceError(say(f"that is too long: type one sentence of at most {MAX_WORDS} words",
+                                f"太长了：请输入一个不超过 {MAX_WORDS} 个词的句子"))
     words: list[str] = []
     for word in re.findall(r"[^\s.?!]+|[.?!]", text):
         word = _CONTRACTIONS.get(word, word).strip("'")
@@ -736,9 +744,11 @@ def parse_sentence(text: object, *, known: frozenset[str] | None = None) -> list
     words = ["." if w == "!" else w for w in words]
     body = [w for w in words if w not in ".?"]
     if not body:
-        raise SentenceError("type an English sentence, for example: The cat eats fish.")
+        raise SentenceError(say("type an English sentence, for example: The cat eats fish.",
+                                "请输入一个英文句子，例如：The cat eats fish."))
     if len(body) > MAX_WORDS:
-        raise SentenceError(f"that is {len(body)} words; type one sentence of at most {MAX_WORDS} words")
+        raise SentenceError(say(f"that is {len(body)} words; type one sentence of at most {MAX_WORDS} words",
+                                f"这句话有 {len(body)} 个词；请输入一个不超过 {MAX_WORDS} 个词的句子"))
     end = next((w for w in reversed(words) if w in ".?"), None)
     end = end or ("?" if body[0] in _QUESTION_STARTS else ".")
     unknown: dict[str, list[str]] = {}
@@ -749,9 +759,11 @@ def parse_sentence(text: object, *, known: frozenset[str] | None = None) -> list
             else:
                 unknown[word] = difflib.get_close_matches(word, sorted(known - {".", "?"}), n=4, cutoff=0.6)
     if unknown:
-        parts = [f"'{w}'" + (f" (did you mean {', '.join(close)}?)" if close else "") for w, close in unknown.items()]
+        parts = [f"'{w}'" + (say(f" (did you mean {', '.join(close)}?)", f"（你想输入的是不是 {', '.join(close)}？）")
+                             if close else "") for w, close in unknown.items()]
         noun = "word" if len(unknown) == 1 else "words"
-        raise SentenceError(f"the model does not know the {noun} {'; '.join(parts)}", unknown)
+        raise SentenceError(say(f"the model does not know the {noun} {'; '.join(parts)}",
+                                f"模型不认识这些词：{'；'.join(parts)}"), unknown)
     return [*body, end]
 
 
@@ -767,6 +779,9 @@ class Translation:
     target: list[str]
     text: str
     cross: Tensor
+    #: every map of the forward pass: "encoder_self" (layers, heads, L_src, L_src), "decoder_self"
+    #: (layers, heads, L_tgt, L_tgt) and "cross" (layers, heads, L_tgt, L_src)
+    maps: dict[str, Tensor] = field(default_factory=dict)
 
     @property
     def rows(self) -> list[str]:
@@ -784,9 +799,9 @@ def translate_text(model: torch.nn.Module, task: TranslationTask, text: str) -> 
     target = task.vocab.decode(decoded[0].tolist())
     tgt_in = torch.tensor([[BOS] + task.vocab.encode(target)])
     model(src, tgt_in, need_weights=True)
-    cross = model.transformer.attention_maps()["cross"][:, 0]  # (layers, heads, L_tgt, L_src)
+    maps = {kind: w[:, 0] for kind, w in model.transformer.attention_maps().items()}  # (layers, heads, L_q, L_k)
     model.train(was_training)
-    return Translation(source, target, detokenize_chinese(target), cross)
+    return Translation(source, target, detokenize_chinese(target), maps["cross"], maps)
 
 
 @torch.no_grad()

@@ -60,20 +60,23 @@ NUMBERS = {
 }
 
 PREDICTIONS = {
-    "08-change-the-last-symbol": {
-        "first": ("The memory does change at every source position, but the trained model reads, for output i, "
-                  "mostly source position L - 1 - i (the anti-diagonal measured above). Output 0 copies the last "
-                  "source symbol, so only it changes; the other outputs still find their own symbols in the memory.",
-                  "记忆确实在每个源位置都变了，但训练好的模型在第 i 个输出处主要读源位置 L - 1 - i（上面测到的反对角线）。"
-                  "第 0 个输出抄的正是源序列的最后一个符号，所以只有它变；其他输出在记忆里仍然能找到各自要抄的符号。"),
-        "last": ("The output is the source reversed: the last source symbol becomes the FIRST output symbol, "
-                 "and the last output symbol is the first source symbol, which did not change.",
-                 "输出是倒过来的源序列：源序列的最后一个符号变成输出的第一个符号；输出的最后一个符号是源序列的第一个符号，它没有变。"),
-        "all": ("Every decoder layer does read the whole changed memory, but a changed vector is not a changed "
-                "decision: the model learned to read each symbol's own position, and the greedy argmax of the "
-                "other outputs stays the same.",
-                "每个解码器层确实都读了整个已经变了的记忆，但向量变了不等于决策变了：模型学会了去读每个符号自己的位置，"
-                "其他输出的贪心 argmax 仍然不变。"),
+    "08-change-one-word": {
+        "one": ("The memory does change at every source position, but a changed vector is not a changed decision. "
+                "At each step the decoder's choice depends mostly on the source word it is translating now (the "
+                "cross-attention measured above peaks there), so only the step that translates cat -> dog picks "
+                "another token; the other steps still find the same words in the memory and choose as before.",
+                "记忆确实在每个源位置都变了，但向量变了不等于决策变了。解码器每一步的选择主要取决于它此刻正在翻译的那个源词"
+                "（上面测到的交叉注意力峰值就落在那里），所以只有翻译 cat -> dog 的那一步换了词元；其他各步在记忆里找到的仍然是"
+                "同样的词，选择也和原来一样。"),
+        "several": ("Here more than one token changed. The memory changes everywhere, and this model's later steps "
+                    "also read the token it produced before, so one different word can change the words after it: "
+                    "print before and after to see which.",
+                    "这里不止一个词元变了。记忆在所有位置都变了，而且这个模型后面的步骤还会读它之前产生的词元，"
+                    "所以一个词不同，后面的词也可能跟着变：把 before 和 after 打印出来，找出是哪些。"),
+        "none": ("Here the output did not change: the model translated dog as it translated cat. It does know both "
+                 "words (they are in its vocabulary); print before and after to see the mistake.",
+                 "这里输出没有变：模型把 dog 译成了和 cat 一样的词。这两个词它都认识（都在词表里）；"
+                 "把 before 和 after 打印出来看看错在哪里。"),
     },
 }
 

@@ -200,10 +200,37 @@ def timed_move(figure, move, what: str, notebook: str) -> None:
     LATENCIES.append({"notebook": notebook, "move": what, "ms": round(seconds * 1e3, 1)})
 
 
+# What a learner types into a live figure's text box (notebook 08's "type your own sentence"), and the words the
+# readout under the figure must then show (English, Chinese edition): a translation, then an unknown word.
+TYPED = [("The small dog sees the red car in the park.", ("→", "→")),
+         ("The zebra eats fish", ("does not know the word 'zebra'", "模型不认识这些词：'zebra'")),
+         ("What does the cat eat?", ("→", "→"))]
+
+
+def type_into(figure, notebook: str) -> int:
+    """Type each sentence of TYPED into each text box of the figure and press Enter: the image must change and
+    the readout must say what TYPED expects, with no traceback. Returns the number of moves."""
+    moves = 0
+    for box in figure.locator(".widget-text input").all():
+        for text, (says_en, says_zh) in TYPED:
+            says = says_zh if notebook.startswith("zh/") else says_en
+
+            def enter(box=box, text=text):
+                box.fill(text)
+                box.press("Enter")
+
+            timed_move(figure, enter, f"typing {text!r}", notebook)
+            readout = figure.locator(".widget-html").last
+            readout.filter(has_text=says).wait_for(timeout=10_000)
+            assert "Traceback" not in readout.inner_text()
+            moves += 1
+    return moves
+
+
 def move_controls(figure, notebook: str) -> int:
     """Move every control of one live figure away and back (each slider two steps each way, each dropdown to
-    two other options and back, each toggle button on and the first one again); every move must change the
-    image. Returns the number of moves."""
+    two other options and back, each text box typed into, each toggle button on and the first one again); every
+    move must change the image. Returns the number of moves."""
     moves = 0
     for slider in figure.locator(".widget-slider .noUi-handle").all():
         room = float(slider.get_attribute("aria-valuemax")) - float(slider.get_attribute("aria-valuenow"))
@@ -218,6 +245,7 @@ def move_controls(figure, notebook: str) -> int:
         for option in [o for o in options if o != first][:2] + [first]:
             timed_move(figure, partial(select.select_option, label=option), f"choosing {option!r}", notebook)
             moves += 1
+    moves += type_into(figure, notebook)
     buttons = figure.locator(".widget-toggle-button").all()
     active = [b for b in buttons if "mod-active" in (b.get_attribute("class") or "")]
     for button in [b for b in buttons if b not in active] + active:
@@ -294,6 +322,6 @@ def shut_down_kernel(lab, name: str) -> None:
 def test_notebooks_with_widgets_have_live_figures():
     """The widget notebooks are the ones the course promises; each must have a live figure for the test above."""
     root = Path(__file__).resolve().parents[2] / "notebooks"
-    with_widgets = {p.stem for p in root.glob("*.ipynb") if "LiveFigure(" in p.read_text()}
+    with_widgets = {p.stem for p in root.glob("*.ipynb") if "<live figure: move the controls" in p.read_text()}
     assert {"02_qkv_toy_matrix", "03_scaled_dot_product", "04_masking", "05_multi_head",
             "08_full_transformer"} <= with_widgets
