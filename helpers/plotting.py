@@ -17,6 +17,7 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from helpers.course import say
 from helpers.fonts import use_cjk_font
 
 try:  # Chinese tokens and labels draw with the CJK font that the course's set-up installs, never as boxes
@@ -46,7 +47,11 @@ def _as_array(matrix: object) -> np.ndarray:
 
 
 class Heatmap:
-    """A heatmap drawn once and updated in place with :meth:`update` (``set_data`` and new cell texts)."""
+    """A heatmap drawn once and updated in place with :meth:`update` (``set_data`` and new cell texts).
+
+    The axis labels default to "key" and "query" in the edition's language (:func:`helpers.course.say`, asked
+    when the heatmap is drawn: a kernel started in ``notebooks/zh/`` labels them 键 and 查询); ``""`` for none.
+    """
 
     def __init__(
         self,
@@ -62,8 +67,8 @@ class Heatmap:
         annotate: bool | None = None,
         fmt: str = ".2f",
         colorbar: bool = True,
-        xlabel: str = "key",
-        ylabel: str = "query",
+        xlabel: str | None = None,
+        ylabel: str | None = None,
     ) -> None:
         array = _as_array(matrix)
         rows, cols = array.shape
@@ -77,8 +82,8 @@ class Heatmap:
         ax.set_yticks(range(rows), list(row_tokens) if row_tokens is not None else range(rows))
         ax.set_xticks(range(cols), list(col_tokens) if col_tokens is not None else range(cols))
         ax.tick_params(axis="x", labelrotation=45 if cols > 6 else 0)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set_xlabel(say("key", "键") if xlabel is None else xlabel)
+        ax.set_ylabel(say("query", "查询") if ylabel is None else ylabel)
         if title:
             ax.set_title(title)
         if annotate is None:
@@ -149,7 +154,7 @@ def head_grid(
             ax.set_axis_off()
             continue
         maps.append(
-            Heatmap(ax, weights[h], row_tokens, col_tokens, title=f"head {h}", colorbar=False,
+            Heatmap(ax, weights[h], row_tokens, col_tokens, title=say(f"head {h}", f"头 {h}"), colorbar=False,
                     annotate=False, xlabel="", ylabel="")
         )
     fig.colorbar(maps[0].image, ax=axes, shrink=0.8)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gc
 import io
+from pathlib import Path
 
 import ipywidgets as widgets
 import matplotlib
@@ -304,3 +305,17 @@ def test_chinese_tokens_on_a_course_heatmap_draw_without_missing_glyphs(recwarn)
     to_png(fig)
     missing = [str(w.message) for w in recwarn if "missing from" in str(w.message)]
     assert not missing, missing
+
+
+def test_heatmap_axis_labels_and_head_titles_follow_the_edition_when_drawn(monkeypatch):
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # not a zh folder: the English edition
+    _, hm = heatmap(torch.eye(2), ["a", "b"], ["a", "b"])
+    assert (hm.ax.get_xlabel(), hm.ax.get_ylabel()) == ("key", "query")
+    assert head_grid(torch.rand(2, 2, 2))[1][1].ax.get_title() == "head 1"
+    monkeypatch.setenv("COURSE_LANG", "zh")  # read at call time, not when helpers.plotting was imported
+    _, hm = heatmap(torch.eye(2), ["a", "b"], ["a", "b"])
+    assert (hm.ax.get_xlabel(), hm.ax.get_ylabel()) == ("键", "查询")
+    assert head_grid(torch.rand(2, 2, 2))[1][1].ax.get_title() == "头 1"
+    _, hm = heatmap(torch.eye(2), xlabel="feature", ylabel="")  # labels given are kept, in either edition
+    assert (hm.ax.get_xlabel(), hm.ax.get_ylabel()) == ("feature", "")
