@@ -55,7 +55,7 @@ chromium:
 
 ## lint: ruff on the package, the tests, the tools, the notebooks, the benchmark and the site's configuration
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests tools notebooks benchmarks site
+	$(BIN)/ruff check helpers tests tools notebooks benchmarks site conftest.py
 
 ## test: create .venv, install (Chromium too), lint, unit + parity + solutions + nbval (both editions) + browser + site
 test: $(STAMP) chromium fonts lint
