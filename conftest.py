@@ -1,9 +1,8 @@
-"""How `make test` spreads the suite over the machine's cores (pytest-xdist, ``-n auto --dist loadgroup``).
+"""Shared by every test run: where the models that notebooks train are kept.
 
-Each item is sent to a worker on its own, except those that must share one process:
-
-* the cells of one notebook under nbval: one kernel, run in order;
-* the site's tests (tests/test_site.py and tests/browser/test_site_offline.py): they build the same build/site/.
+`make test` spreads the suite over the machine's cores with pytest-xdist, one file at a time
+(``--dist loadfile``): the cells of a notebook stay in one kernel, in order. The browser tests of the two
+editions are two files, so they run side by side; the site's build is guarded by a lock (site/_ext).
 
 Each run keeps the models that notebooks train (:mod:`helpers.checkpoints`) in a fresh folder, shared by the
 workers and by the kernels they start: the first notebook run that needs a model trains it, and the others
@@ -18,16 +17,6 @@ import shutil
 import tempfile
 
 import pytest
-
-SITE_TESTS = {"test_site.py", "test_site_offline.py"}
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.suffix == ".ipynb":
-            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(config.rootpath).as_posix()))
-        elif item.path.name in SITE_TESTS:
-            item.add_marker(pytest.mark.xdist_group("site"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

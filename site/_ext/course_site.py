@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from filelock import FileLock
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
@@ -170,7 +171,9 @@ def on_build_finished(app: Sphinx, exception: Exception | None) -> None:
 
 def build() -> Path:
     """Build (or bring up to date) build/site/ as `make site` does; return the folder. Raises on any warning."""
-    result = subprocess.run([sys.executable, *SPHINX_ARGS], capture_output=True, text=True, cwd=ROOT)
+    BUILD.mkdir(parents=True, exist_ok=True)
+    with FileLock(BUILD / ".site.lock"):  # two test processes never build build/site/ at the same time
+        result = subprocess.run([sys.executable, *SPHINX_ARGS], capture_output=True, text=True, cwd=ROOT)
     if result.returncode != 0:
         raise RuntimeError(f"the site did not build:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return BUILD / "site"
