@@ -75,7 +75,7 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
         elif cell.cell_type == "markdown":  # the link to the other edition, as a page of the site
             cell.source = EDITION_LINK.sub(lambda m: f"{{doc}}`{m.group(1)} <{m.group(2)}>`", cell.source)
             # a link to docs/glossary.md or docs/corrections.md (from notebooks/ or notebooks/zh/): the site's page
-            cell.source = DOCS_LINK.sub(lambda m: doc_link(m.group(1), m.group(2)), cell.source)
+            cell.source = DOCS_LINK.sub(lambda m: doc_link(m.group(1), "/" + m.group(2)), cell.source)  # from the root
     return notebook
 
 
