@@ -319,9 +319,11 @@ def attention_report() -> tuple[dict[str, float], list[str], list[str]]:
 
 
 KERNEL_PEAK_MIB: dict[str, float] = {}  # notebook -> its kernel's peak resident memory, filled by notebooks()
-PEAK_RSS_CELL = ("import resource, sys\n"
-                 "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS\n"
-                 "print('PEAK_RSS_MIB', peak / (2**20 if sys.platform == 'darwin' else 2**10))")
+# The kernel's own high-water mark, VmHWM, which exec resets. Not getrusage's ru_maxrss: Linux carries that over
+# from the process that forked the kernel, so every notebook reported this benchmark's own peak (1049 MiB).
+PEAK_RSS_CELL = ("import re\n"
+                 "status = open('/proc/self/status').read()\n"
+                 "print('PEAK_RSS_MIB', int(re.search(r'VmHWM:\\s+(\\d+) kB', status).group(1)) / 1024)")
 
 
 #: what notebook 08 measured of its translator, read from its outputs by notebooks(): name -> value

@@ -132,12 +132,14 @@ def _check_qkv(query: object, key: object, value: object, is_causal: object = Fa
         good = qs[-1] >= 1 and ks[-1] == qs[-1] and vs[-2] == ks[-2] and (not is_causal or qs[-2] == ks[-2])
     if not good:
         _explain_qkv(query, key, value, is_causal)
-    batch = qs[:-2] if qs[:-2] == ks[:-2] == vs[:-2] else broadcast_shape(qs[:-2], ks[:-2])
-    if batch is None or broadcast_shape(batch, vs[:-2]) is None:
-        raise ValueError(
-            "the leading (batch) dimensions of query, key and value must broadcast; got "
-            f"{shape_str(qs)}, {shape_str(ks)}, {shape_str(vs)}"
-        )
+    batch = qs[:-2]
+    if not batch == ks[:-2] == vs[:-2]:  # the common case, equal batch dimensions, needs no broadcasting
+        batch = broadcast_shape(batch, ks[:-2])
+        if batch is None or broadcast_shape(batch, vs[:-2]) is None:
+            raise ValueError(
+                "the leading (batch) dimensions of query, key and value must broadcast; got "
+                f"{shape_str(qs)}, {shape_str(ks)}, {shape_str(vs)}"
+            )
     return (*batch, qs[-2], ks[-2])
 
 

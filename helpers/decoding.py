@@ -32,7 +32,8 @@ def _check_model(model: object) -> nn.Module:
 
 def _next_log_probs(model: nn.Module, src_mask: Tensor, memory: Tensor, prefix: Tensor) -> Tensor:
     """prefix (rows, t) starting with BOS -> log-probabilities of the next token (rows, vocab)."""
-    hidden = model.transformer.decode(model.embed(prefix), memory, None, src_mask, tgt_is_causal=True)
+    hidden = model.transformer.decode(model.embed(prefix), memory, None, src_mask, tgt_is_causal=True,
+                                      need_weights=False)  # the fused path: no weights kept, less memory
     return torch.log_softmax(model.generator(hidden[:, -1]), dim=-1)
 
 
@@ -56,7 +57,7 @@ def beam_search(
     model.eval()
     batch, k = src.shape[0], beam_size
     src_mask = (src != model.pad_id).unsqueeze(1)  # (batch, 1, L_src)
-    memory = model.transformer.encode(model.embed(src), src_mask)  # (batch, L_src, d_model)
+    memory = model.transformer.encode(model.embed(src), src_mask, need_weights=False)  # (batch, L_src, d_model)
     memory = memory.repeat_interleave(k, dim=0)  # (batch·k, L_src, d_model): beam j of sentence b is row b·k + j
     src_mask = src_mask.repeat_interleave(k, dim=0)
     prefix = torch.full((batch * k, 1), model.bos_id, dtype=torch.long, device=src.device)
