@@ -9,17 +9,27 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-__all__ = ["require_int", "require_dropout", "require_dtype", "module_dtype"]
+__all__ = ["require_int", "require_count", "require_dropout", "require_dtype", "module_dtype"]
 
 
-def require_int(name: str, value: object, *, minimum: int) -> int:
-    """``value`` is an int (not a bool, not a float such as 2.5) and at least ``minimum``."""
+def require_int(name: str, value: object, *, minimum: int, what: str = "an int", bound: str | None = None) -> int:
+    """``value`` is an int (not a bool, not a float such as 2.5) and at least ``minimum``.
+
+    ``what`` names the expected kind in the TypeError; ``bound`` words the lower bound in the ValueError
+    (default: "positive" for a minimum of 1, else "at least <minimum>").
+    """
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be {what}; got {type(value).__name__} {value!r}")
     if value < minimum:
-        what = "positive" if minimum == 1 else f"at least {minimum}"
-        raise ValueError(f"{name} must be {what}; got {value}")
+        if bound is None:
+            bound = "positive" if minimum == 1 else f"at least {minimum}"
+        raise ValueError(f"{name} must be {bound}; got {value}")
     return value
+
+
+def require_count(name: str, value: object, *, what: str = "an int") -> int:
+    """A count of at least 1, worded "must be at least 1" (blocks, windows, lengths, threads)."""
+    return require_int(name, value, minimum=1, what=what, bound="at least 1")
 
 
 def require_dropout(name: str, value: object) -> float:

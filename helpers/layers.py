@@ -116,31 +116,35 @@ def _self_attention(
 class _Layer(nn.Module):
     """What encoder and decoder layers share: self-attention, [cross-attention,] feed-forward, each in a Residual."""
 
+    #: whether the layer also attends over the encoder output (a decoder layer)
+    _cross_attention: bool = False
+
     def __init__(
         self,
         d_model: int,
         num_heads: int,
         d_ff: int,
         *,
-        dropout: float,
-        norm_first: bool,
-        layer_norm_eps: float,
-        bias: bool,
-        cross_attention: bool,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-5,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         require_dropout("dropout", dropout)
         # built in this order so that a seed gives the same weights as PyTorch's layers (and as before)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
-        if cross_attention:
+        if self._cross_attention:
             self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
         self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
         options = dict(dropout=dropout, norm_first=norm_first, layer_norm_eps=layer_norm_eps, bias=bias)
         self.self_attn_residual = Residual(d_model, **options)
-        if cross_attention:
+        if self._cross_attention:
             self.cross_attn_residual = Residual(d_model, **options)
         self.feed_forward_residual = Residual(d_model, **options)
         self.self_attention_weights: Tensor | None = None  # (batch, heads, L, L) of the last forward, if asked
+        if self._cross_attention:
+            self.cross_attention_weights: Tensor | None = None  # (batch, heads, L_tgt, L_src)
 
     @classmethod
     def _from_torch(cls, layer: nn.Module, kind: type) -> _Layer:
@@ -176,19 +180,7 @@ class _Layer(nn.Module):
 class EncoderLayer(_Layer):
     """Self-attention and feed-forward, each wrapped in a :class:`Residual` (residual connection + LayerNorm)."""
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        *,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-5,
-        bias: bool = True,
-    ) -> None:
-        super().__init__(d_model, num_heads, d_ff, dropout=dropout, norm_first=norm_first,
-                         layer_norm_eps=layer_norm_eps, bias=bias, cross_attention=False)
+    _cross_attention = False
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, *, is_causal: bool = False, need_weights: bool = False
@@ -216,20 +208,7 @@ class EncoderLayer(_Layer):
 class DecoderLayer(_Layer):
     """Masked self-attention, cross-attention over the encoder output, feed-forward; each in a :class:`Residual`."""
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        *,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-5,
-        bias: bool = True,
-    ) -> None:
-        super().__init__(d_model, num_heads, d_ff, dropout=dropout, norm_first=norm_first,
-                         layer_norm_eps=layer_norm_eps, bias=bias, cross_attention=True)
-        self.cross_attention_weights: Tensor | None = None  # (batch, heads, L_tgt, L_src)
+    _cross_attention = True
 
     def forward(
         self,

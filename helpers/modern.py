@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from helpers.arguments import require_count
 from helpers.attention import MultiHeadAttention, _check_mask, _check_qkv
 from helpers.validation import require_bool_mask, require_float, require_last_dim, require_ndim, shape_str
 
@@ -42,14 +43,6 @@ __all__ = [
     "kv_cache_bytes",
     "peak_tensor_bytes",
 ]
-
-
-def _require_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1; got {value}")
-    return value
 
 
 # --- online softmax ---------------------------------------------------------------------------------------------
@@ -87,7 +80,7 @@ def online_softmax_steps(
         block_size: keys per block (the last block may be shorter).
     """
     scores_shape = _check_qkv(query, key, value)
-    _require_positive_int("block_size", block_size)
+    require_count("block_size", block_size)
     if mask is not None:
         mask = _check_mask(mask, scores_shape, "(..., L_q, L_k)")
     scale = 1.0 / math.sqrt(query.shape[-1])
@@ -134,7 +127,7 @@ def expand_kv(x: Tensor, num_heads: int) -> Tensor:
     """
     require_float("x", x)
     require_ndim("x", x, 4, "(batch, kv_heads, L, d_head)")
-    _require_positive_int("num_heads", num_heads)
+    require_count("num_heads", num_heads)
     if num_heads % x.shape[1]:
         raise ValueError(
             f"num_heads must be a multiple of the kv_heads of x (axis 1); got num_heads = {num_heads}, "
@@ -154,7 +147,7 @@ class GroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, *, bias: bool = True) -> None:
         super().__init__()
         for name, number in (("d_model", d_model), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
-            _require_positive_int(name, number)
+            require_count(name, number)
         if d_model % num_heads:
             raise ValueError(
                 f"d_model must be divisible by num_heads; got d_model = {d_model}, num_heads = {num_heads}"
@@ -229,7 +222,7 @@ def rope_angles(positions: Tensor, d_head: int, *, base: float = 10000.0) -> Ten
     if not isinstance(positions, Tensor) or positions.ndim != 1:
         raise TypeError(f"positions must be a 1-D torch.Tensor of positions; got {type(positions).__name__}"
                         + (f" of shape {shape_str(positions.shape)}" if isinstance(positions, Tensor) else ""))
-    _require_positive_int("d_head", d_head)
+    require_count("d_head", d_head)
     if d_head % 2:
         raise ValueError(f"d_head must be even (RoPE turns pairs of features); got {d_head}")
     frequency = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)  # (d_head / 2,)
@@ -268,8 +261,8 @@ def sliding_window_mask(length: int, window: int, *, causal: bool = True, device
     Causal: query i sees the ``window`` keys i - window + 1 .. i (itself included), as in Mistral.
     Not causal: query i sees the keys j with |i - j| < window (Longformer's local attention).
     """
-    _require_positive_int("length", length)
-    _require_positive_int("window", window)
+    require_count("length", length)
+    require_count("window", window)
     full = torch.ones(length, length, dtype=torch.bool, device=device)  # (L, L); bools only, no (L, L) of ints
     if causal:
         return full.tril() & ~full.tril(diagonal=-window)  # 0 <= i - j < window
@@ -285,7 +278,7 @@ def kv_cache_bytes(*, layers: int, kv_heads: int, d_head: int, length: int, batc
     values = {"layers": layers, "kv_heads": kv_heads, "d_head": d_head, "length": length, "batch": batch,
               "bytes_per_value": bytes_per_value}
     for name, number in values.items():
-        _require_positive_int(name, number)
+        require_count(name, number)
     return 2 * layers * batch * kv_heads * length * d_head * bytes_per_value
 
 

@@ -26,6 +26,8 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from helpers.arguments import require_count
+
 __all__ = [
     "COURSE_THREADS",
     "DEFAULT_THREADS",
@@ -43,11 +45,7 @@ DEFAULT_THREADS = torch.get_num_threads()
 
 
 def _require_thread_count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int number of threads; got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1; got {value}")
-    return value
+    return require_count(name, value, what="an int number of threads")
 
 
 def use_course_threads(num_threads: int = COURSE_THREADS) -> int:
