@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from helpers.arguments import require_count
 from helpers.validation import (
     broadcast_shape,
     broadcasts_to,
@@ -251,10 +252,7 @@ def fused_scaled_dot_product_attention(
 
 def causal_mask(length: int, *, device: torch.device | str | None = None) -> Tensor:
     """(length, length) bool mask, True on and below the diagonal: position i sees positions 0..i."""
-    if isinstance(length, bool) or not isinstance(length, int):
-        raise TypeError(f"length must be an int; got {type(length).__name__}")
-    if length < 1:
-        raise ValueError(f"length must be at least 1; got {length}")
+    require_count("length", length)
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
 
 

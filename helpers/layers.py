@@ -116,8 +116,8 @@ def _self_attention(
 class _Layer(nn.Module):
     """What encoder and decoder layers share: self-attention, [cross-attention,] feed-forward, each in a Residual."""
 
-    #: whether the layer also attends over the encoder output (a decoder layer)
-    _cross_attention: bool = False
+    #: whether the layer also attends over the encoder output; each subclass says (a decoder layer does)
+    _cross_attention: bool
 
     def __init__(
         self,
