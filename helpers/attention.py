@@ -69,14 +69,8 @@ def _zero_unused_keys(mask: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor,
     return torch.where(used, key, 0.0), torch.where(used, value, 0.0)
 
 
-def _attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    mask: Tensor | None = None,
-    is_causal: bool = False,
-    dropout: Callable[[Tensor], Tensor] | None = None,
-) -> tuple[Tensor, Tensor]:
+def _attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, is_causal: bool,
+               dropout: Callable[[Tensor], Tensor] | None) -> tuple[Tensor, Tensor]:
     """softmax(Q Kᵀ / √d_k) V with the weights, unchecked: see :func:`scaled_dot_product_attention`."""
     if is_causal:
         mask = _with_causal(mask, query.shape[-2], query.device)  # (..., L, L)
@@ -94,14 +88,8 @@ def _attention(
     return mixed @ value, weights  # (..., L_q, d_v), (..., L_q, L_k): the weights before dropout
 
 
-def _fused_attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    mask: Tensor | None = None,
-    is_causal: bool = False,
-    dropout_p: float = 0.0,
-) -> Tensor:
+def _fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, is_causal: bool,
+                     dropout_p: float) -> Tensor:
     """PyTorch's fused kernel, unchecked: see :func:`fused_scaled_dot_product_attention`."""
     if mask is None:  # is_causal=True alone is PyTorch's fastest path: it skips the blocks above the diagonal
         return F.scaled_dot_product_attention(query, key, value, dropout_p=dropout_p, is_causal=is_causal)
@@ -194,12 +182,7 @@ def _check_mask(mask: object, scores_shape: tuple[int, ...], layout: str) -> Ten
 
 
 def scaled_dot_product_attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    mask: Tensor | None = None,
-    *,
-    is_causal: bool = False,
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *, is_causal: bool = False,
     dropout: Callable[[Tensor], Tensor] | None = None,
 ) -> tuple[Tensor, Tensor]:
     """softmax(Q Kᵀ / √d_k) V, written out step by step so that the weights can be inspected.
@@ -225,12 +208,7 @@ def scaled_dot_product_attention(
 
 
 def fused_scaled_dot_product_attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    mask: Tensor | None = None,
-    *,
-    is_causal: bool = False,
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *, is_causal: bool = False,
     dropout_p: float = 0.0,
 ) -> Tensor:
     """The same output as :func:`scaled_dot_product_attention`, by PyTorch's fused kernel.
@@ -333,7 +311,7 @@ class MultiHeadAttention(nn.Module):
     def check_inputs(
         self, query: object, key: object, value: object, mask: object = None, is_causal: object = False
     ) -> None:
-        """The checks of :meth:`forward`, for a caller that then calls :meth:`attend` (e.g. a layer)."""
+        """The checks of :meth:`forward`: a clear ValueError or TypeError for each bad input, before any work."""
         dtype = self.w_q.weight.dtype
         for name, tensor in (("query", query), ("key", key), ("value", value)):
             require_float(name, tensor)
@@ -368,13 +346,7 @@ class MultiHeadAttention(nn.Module):
             )
 
     def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        is_causal: bool = False,
+        self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *, is_causal: bool = False,
         need_weights: bool = True,
     ) -> tuple[Tensor, Tensor | None]:
         """(batch, L_q, d_model), (batch, L_k, d_model) x2 -> output (batch, L_q, d_model), weights.
@@ -388,19 +360,6 @@ class MultiHeadAttention(nn.Module):
         kernel computes the output and ``weights`` is ``None``.
         """
         self.check_inputs(query, key, value, mask, is_causal)
-        return self.attend(query, key, value, mask, is_causal=is_causal, need_weights=need_weights)
-
-    def attend(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        is_causal: bool = False,
-        need_weights: bool = True,
-    ) -> tuple[Tensor, Tensor | None]:
-        """:meth:`forward` without the checks: for a caller that ran :meth:`check_inputs` (or its own) once."""
         if mask is not None and mask.ndim == 3:
             mask = mask.unsqueeze(1)  # (batch, 1, L_q|1, L_k): one mask for all heads
         q = self.split_heads(self.w_q(query))  # (batch, heads, L_q, d_head)

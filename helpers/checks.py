@@ -18,6 +18,8 @@ exercise names) and *explain* (:func:`check_choice`, with an explanation for eve
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 from collections import Counter
@@ -116,6 +118,31 @@ def _fail(name: str, problem: str, hint: str | None = None) -> None:
 
 def _passed(name: str) -> None:
     print(_t(f"[x] {name}: correct", f"[x] {name}：正确"))
+
+
+def _exercise(name: tuple[str, str], hint: tuple[str, str]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The frame of an implement-exercise check, around ``body(answer, ..., *, name, hint)``.
+
+    ``name`` and ``hint`` are (English, Chinese) pairs, put in the edition's language at each call. ``...`` as the
+    answer says "not answered yet"; a body that returns says "correct"; a wrong answer raises in the body, through
+    :func:`_fail`. The check's signature is the body's without ``name`` and ``hint``.
+    """
+
+    def decorate(body: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(body)
+        def check(answer: object, *args: object, **kwargs: object) -> None:
+            shown = _t(*name)
+            if _not_done(shown, answer):
+                return
+            body(answer, *args, name=shown, hint=_t(*hint), **kwargs)
+            _passed(shown)
+
+        signature = inspect.signature(body)
+        check.__signature__ = signature.replace(
+            parameters=[p for p in signature.parameters.values() if p.name not in ("name", "hint")])
+        return check
+
+    return decorate
 
 
 def _scalar(answer: object) -> object:
@@ -292,13 +319,11 @@ def check_scale(answer: object, d_k: int, *, d_model: int | None = None) -> None
     check_value(name, answer, 1 / math.sqrt(d_k), hint=hint, mistakes=mistakes)
 
 
-def check_softmax(fn: object) -> None:
+@_exercise(("softmax", "softmax"),
+           ("exponentiate, then divide by the sum of the row; subtract the row's maximum first",
+            "先减去每行的最大值再取指数，然后除以这一行的和"))
+def check_softmax(fn: object, *, name: str, hint: str) -> None:
     """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
-    name = "softmax"
-    hint = _t("exponentiate, then divide by the sum of the row; subtract the row's maximum first",
-              "先减去每行的最大值再取指数，然后除以这一行的和")
-    if _not_done(name, fn):
-        return
     scores = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     result = _call(name, fn, scores)
     for dim in (0, 1):
@@ -312,16 +337,13 @@ def check_softmax(fn: object) -> None:
         _fail(name, _t("it gives inf or NaN for scores near 1000 (exp overflows)",
                        "分数接近 1000 时得到 inf 或 NaN（exp 溢出）"),
               hint)
-    _passed(name)
 
 
-def check_attention(fn: object) -> None:
+@_exercise(("attention", "注意力"),
+           ("five steps: Q Kᵀ, scale, (mask), softmax over the keys, times V",
+            "五步：Q Kᵀ、缩放、（掩码）、对键做 softmax、乘以 V"))
+def check_attention(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
-    name = _t("attention", "注意力")
-    hint = _t("five steps: Q Kᵀ, scale, (mask), softmax over the keys, times V",
-              "五步：Q Kᵀ、缩放、（掩码）、对键做 softmax、乘以 V")
-    if _not_done(name, fn):
-        return
     generator = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(2, n, 8, generator=generator, dtype=torch.float64) for n in (3, 5, 5))
     result = _call(name, fn, q, k, v)
@@ -335,7 +357,6 @@ def check_attention(fn: object) -> None:
         _fail(name, _t("the softmax runs over the queries (dim=-2); it must run over the keys (dim=-1)",
                        "softmax 是沿查询（dim=-2）做的；应该沿键（dim=-1）做"), hint)
     _compare(name, result, scaled_dot_product_attention(q, k, v)[0], hint, 1e-9)
-    _passed(name)
 
 
 def _inverted(name: str, result: object, expected: Tensor) -> None:
@@ -347,13 +368,11 @@ def _inverted(name: str, result: object, expected: Tensor) -> None:
                            "本课程里 True 表示可以关注"))
 
 
-def check_causal_mask(fn: object) -> None:
+@_exercise(("causal mask", "因果掩码"),
+           ("query i may look at keys 0..i: which triangle of the matrix is that, diagonal included?",
+            "查询 i 可以看键 0..i：这是矩阵的哪个三角（含对角线）？"))
+def check_causal_mask(fn: object, *, name: str, hint: str) -> None:
     """``fn(length) -> (length, length)`` bool mask, True where query i may see key j (j <= i)."""
-    name = _t("causal mask", "因果掩码")
-    hint = _t("query i may look at keys 0..i: which triangle of the matrix is that, diagonal included?",
-              "查询 i 可以看键 0..i：这是矩阵的哪个三角（含对角线）？")
-    if _not_done(name, fn):
-        return
     for length in (4, 7, 1):
         result = _call(name, fn, length)
         if length > 1:
@@ -366,16 +385,13 @@ def check_causal_mask(fn: object) -> None:
                     _fail(name, _t("the diagonal is blocked: a query must be able to attend to itself",
                                    "对角线被屏蔽了：查询应该能关注它自己"), hint)
         _compare(name, result, causal_mask(length), hint, 0.0)
-    _passed(name)
 
 
-def check_padding_mask(fn: object, pad_id: int = 0) -> None:
+@_exercise(("padding mask", "填充掩码"),
+           ("compare the tokens with pad_id, then give the result a query axis of size 1",
+            "把 tokens 与 pad_id 比较，再插入一个大小为 1 的查询轴"))
+def check_padding_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) -> None:
     """``fn(tokens) -> (batch, 1, L)`` bool mask, True on real tokens (the keys a query may attend to)."""
-    name = _t("padding mask", "填充掩码")
-    hint = _t("compare the tokens with pad_id, then give the result a query axis of size 1",
-              "把 tokens 与 pad_id 比较，再插入一个大小为 1 的查询轴")
-    if _not_done(name, fn):
-        return
     tokens = torch.tensor([[5, 6, 7, pad_id, pad_id], [3, 4, pad_id, pad_id, pad_id]])
     expected = padding_mask(tokens, pad_id)  # (2, 1, 5)
     result = _call(name, fn, tokens)
@@ -392,7 +408,6 @@ def check_padding_mask(fn: object, pad_id: int = 0) -> None:
                        "(batch, 1, L_k)",
                        "大小为 1 的轴放在了键上：这屏蔽的是查询而不是键；掩码应为 (batch, 1, L_k)"), hint)
     _compare(name, result, expected, hint, 0.0)
-    _passed(name)
 
 
 def check_first_at_least(name: str, answer: object, values: Tensor, threshold: float, *,
@@ -440,13 +455,11 @@ def check_toy_output(word: str, answer: object) -> None:
     _passed(name)
 
 
-def check_combined_mask(fn: object, pad_id: int = 0) -> None:
+@_exercise(("combined mask", "组合掩码"),
+           ("a query may attend where BOTH masks allow it; mind the shapes (L, L) and (batch, 1, L)",
+            "只有两个掩码都允许的位置才能关注；注意形状 (L, L) 与 (batch, 1, L)"))
+def check_combined_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) -> None:
     """``fn(tokens) -> (batch, L, L)`` bool mask: causal AND the key is a real token."""
-    name = _t("combined mask", "组合掩码")
-    hint = _t("a query may attend where BOTH masks allow it; mind the shapes (L, L) and (batch, 1, L)",
-              "只有两个掩码都允许的位置才能关注；注意形状 (L, L) 与 (batch, 1, L)")
-    if _not_done(name, fn):
-        return
     tokens = torch.tensor([[5, 6, 7, 8, pad_id], [3, 4, pad_id, pad_id, pad_id]])
     causal, padding = causal_mask(5), padding_mask(tokens, pad_id)
     expected = causal & padding
@@ -461,7 +474,6 @@ def check_combined_mask(fn: object, pad_id: int = 0) -> None:
                            "填充掩码用在了查询上，而不是键上"),
                   hint)
     _compare(name, result, expected, hint, 0.0)
-    _passed(name)
 
 
 def _output(name: str, fn: Callable, *args) -> Tensor:
@@ -472,13 +484,12 @@ def _output(name: str, fn: Callable, *args) -> Tensor:
     return result
 
 
-def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_model: int = 8) -> None:
+@_exercise(("no future leak", "不泄露未来"),
+           ("self-attention in the decoder needs a mask that lets position i see only positions 0..i",
+            "解码器的自注意力需要一个掩码，让位置 i 只能看到位置 0..i"))
+def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_model: int = 8, name: str,
+                         hint: str) -> None:
     """``fn(x (1, L, d_model)) -> (1, L, d_model)``: changing tokens after position t leaves outputs 0..t unchanged."""
-    name = _t("no future leak", "不泄露未来")
-    hint = _t("self-attention in the decoder needs a mask that lets position i see only positions 0..i",
-              "解码器的自注意力需要一个掩码，让位置 i 只能看到位置 0..i")
-    if _not_done(name, fn):
-        return
     generator = torch.Generator().manual_seed(4)
     x = torch.randn(1, length, d_model, generator=generator, dtype=torch.float64)
     first = _tensor(name, _call(name, fn, x))
@@ -499,19 +510,17 @@ def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_m
         if moved > 1e-9:
             _fail(name, _t(f"changing the tokens after position {t} moved the outputs at positions <= {t} by "
                            f"{moved:.3g}", f"改动位置 {t} 之后的词，位置 <= {t} 的输出变化了 {moved:.3g}"), hint)
-    _passed(name)
 
 
-def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int = 0, d_model: int = 8) -> None:
+@_exercise(("ignores padding", "忽略填充"),
+           ("no query may attend to a PAD key: which mask, of which shape?",
+            "任何查询都不能关注 PAD 键：用哪个掩码、什么形状？"))
+def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int = 0, d_model: int = 8, name: str,
+                          hint: str) -> None:
     """``fn(x (batch, L, d_model), tokens (batch, L)) -> (batch, L, d_model)``: the padding's content is ignored.
 
     Whatever vectors stand at the PAD positions, the outputs at the real positions do not change.
     """
-    name = _t("ignores padding", "忽略填充")
-    hint = _t("no query may attend to a PAD key: which mask, of which shape?",
-              "任何查询都不能关注 PAD 键：用哪个掩码、什么形状？")
-    if _not_done(name, fn):
-        return
     generator = torch.Generator().manual_seed(6)
     tokens = torch.tensor([[5, 6, 7, 8, 9], [3, 4, 5, pad_id, pad_id]])
     x = torch.randn(2, 5, d_model, generator=generator, dtype=torch.float64)
@@ -523,16 +532,13 @@ def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int
     if moved > 1e-9:
         _fail(name, _t(f"changing only the padding moved the real tokens' outputs by up to {moved:.3g}",
                        f"只改动填充位置，真实词的输出就变化了最多 {moved:.3g}"), hint)
-    _passed(name)
 
 
-def check_split_heads(fn: object) -> None:
+@_exercise(("split heads", "拆分多头"),
+           ("first cut the feature axis into (heads, d_head), keeping the token axis where it is; only then "
+            "move the head axis forward", "先把特征轴切成 (heads, d_head)，词的轴保持不动；然后再把头的轴移到前面"))
+def check_split_heads(fn: object, *, name: str, hint: str) -> None:
     """``fn(x, num_heads)``: (batch, L, d_model) -> (batch, heads, L, d_head), head h = features h·d_head ... ."""
-    name = _t("split heads", "拆分多头")
-    hint = _t("first cut the feature axis into (heads, d_head), keeping the token axis where it is; only then "
-              "move the head axis forward", "先把特征轴切成 (heads, d_head)，词的轴保持不动；然后再把头的轴移到前面")
-    if _not_done(name, fn):
-        return
     x = torch.arange(2 * 3 * 8, dtype=torch.float64).reshape(2, 3, 8)  # (batch 2, L 3, d_model 8)
     expected = x.view(2, 3, 4, 2).transpose(1, 2)  # 4 heads of size 2
     result = _tensor(name, _call(name, fn, x, 4))
@@ -544,17 +550,14 @@ def check_split_heads(fn: object) -> None:
         _fail(name, _t("the head axis is still after the token axis: (batch, L, heads, d_head)",
                        "头的轴还在词的轴后面：(batch, L, heads, d_head)"), hint)
     _compare(name, result, expected, hint, 0.0)
-    _passed(name)
 
 
-def check_layer_norm(fn: object) -> None:
+@_exercise(("layer norm", "层标准化"),
+           ("mean and variance over the features of each token (the last axis), the variance divided by n; "
+            "eps goes inside the square root",
+            "对每个词的特征（最后一个轴）求均值和方差，方差除以 n；eps 放在平方根里面"))
+def check_layer_norm(fn: object, *, name: str, hint: str) -> None:
     """``fn(x, eps) -> (x - mean) / sqrt(var + eps)`` over the last axis (biased variance, no affine part)."""
-    name = _t("layer norm", "层标准化")
-    hint = _t("mean and variance over the features of each token (the last axis), the variance divided by n; "
-              "eps goes inside the square root",
-              "对每个词的特征（最后一个轴）求均值和方差，方差除以 n；eps 放在平方根里面")
-    if _not_done(name, fn):
-        return
     x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(8), dtype=torch.float64) * 3 + 1
     x[0, 0] = 1.0  # a constant token: its variance is 0, and only eps keeps the division finite
     eps = 1e-2
@@ -581,17 +584,14 @@ def check_layer_norm(fn: object) -> None:
             _fail(name, _t("the result does not change with eps: use the eps argument, not a constant",
                            "结果不随 eps 改变：请使用传入的 eps 参数，而不是常数"), hint)
     _compare(name, result, expected, hint, 1e-9)
-    _passed(name)
 
 
-def check_cross_attention(fn: object) -> None:
+@_exercise(("cross-attention", "交叉注意力"),
+           ("ask which side asks the questions: the output has one row per position of that side",
+            "想一想是哪一方在提问：输出对这一方的每个位置各有一行"))
+def check_cross_attention(fn: object, *, name: str, hint: str) -> None:
     """``fn(decoder_x (batch, L_tgt, d), memory (batch, L_src, d)) -> (batch, L_tgt, d)``: queries from the decoder,
     keys and values from the encoder's output (no projections)."""
-    name = _t("cross-attention", "交叉注意力")
-    hint = _t("ask which side asks the questions: the output has one row per position of that side",
-              "想一想是哪一方在提问：输出对这一方的每个位置各有一行")
-    if _not_done(name, fn):
-        return
     generator = torch.Generator().manual_seed(10)
     decoder_x = torch.randn(2, 3, 8, generator=generator, dtype=torch.float64)
     memory = torch.randn(2, 5, 8, generator=generator, dtype=torch.float64)
@@ -606,16 +606,13 @@ def check_cross_attention(fn: object) -> None:
         _fail(name, _t("this is the decoder attending to itself: keys and values must come from the encoder",
                        "这是解码器关注它自己：键和值应来自编码器"), hint)
     _compare(name, result, expected, hint, 1e-9)
-    _passed(name)
 
 
-def check_pre_ln(fn: object) -> None:
+@_exercise(("pre-LN sub-layer", "Pre-LN 子层"),
+           ("in pre-LN the norm acts on the sub-layer's input, and the residual path is left untouched",
+            "Pre-LN 里层标准化作用在子层的输入上，残差通路本身不动"))
+def check_pre_ln(fn: object, *, name: str, hint: str) -> None:
     """``fn(x, sublayer, norm) -> x + sublayer(norm(x))``: a pre-LN residual sub-layer."""
-    name = _t("pre-LN sub-layer", "Pre-LN 子层")
-    hint = _t("in pre-LN the norm acts on the sub-layer's input, and the residual path is left untouched",
-              "Pre-LN 里层标准化作用在子层的输入上，残差通路本身不动")
-    if _not_done(name, fn):
-        return
     torch.manual_seed(11)
     sublayer, norm = torch.nn.Linear(8, 8).double(), torch.nn.LayerNorm(8).double()
     x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(11), dtype=torch.float64) * 4
@@ -628,16 +625,13 @@ def check_pre_ln(fn: object) -> None:
             _fail(name, _t("the residual connection is missing: the input must be added back",
                            "少了残差连接：要把输入加回来"), hint)
         _compare(name, result, x + sublayer(norm(x)), hint, 1e-9)
-    _passed(name)
 
 
-def check_attention_weights(fn: object) -> None:
+@_exercise(("attention weights", "注意力权重"),
+           ("add up one row of your weights: what should it give, and along which axis does the softmax run?",
+            "把你的权重的一行加起来：应该得到多少？softmax 沿哪个轴做？"))
+def check_attention_weights(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key) -> softmax(Q Kᵀ / √d_k)`` over the keys: each row sums to 1."""
-    name = _t("attention weights", "注意力权重")
-    hint = _t("add up one row of your weights: what should it give, and along which axis does the softmax run?",
-              "把你的权重的一行加起来：应该得到多少？softmax 沿哪个轴做？")
-    if _not_done(name, fn):
-        return
     generator = torch.Generator().manual_seed(12)
     q, k = torch.randn(2, 3, 8, generator=generator, dtype=torch.float64), torch.randn(2, 5, 8, generator=generator,
                                                                                          dtype=torch.float64)
@@ -647,7 +641,6 @@ def check_attention_weights(fn: object) -> None:
         _fail(name, _t("the softmax runs over the queries (dim=-2): the columns sum to 1, not the rows",
                        "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行"), hint)
     _compare(name, result, torch.softmax(scores, -1), hint, 1e-9)
-    _passed(name)
 
 
 # --- how a failed check is shown -----------------------------------------------------------------------------

@@ -120,15 +120,8 @@ class _Layer(nn.Module):
     _cross_attention: bool
 
     def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        *,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-5,
-        bias: bool = True,
+        self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.1, norm_first: bool = False,
+        layer_norm_eps: float = 1e-5, bias: bool = True,
     ) -> None:
         super().__init__()
         require_dropout("dropout", dropout)
@@ -211,15 +204,8 @@ class DecoderLayer(_Layer):
     _cross_attention = True
 
     def forward(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        *,
-        tgt_is_causal: bool = False,
-        need_weights: bool = False,
-        cache: LayerCache | None = None,
+        self, x: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None, *,
+        tgt_is_causal: bool = False, need_weights: bool = False, cache: LayerCache | None = None,
     ) -> Tensor:
         """x (batch, L_tgt, d_model), memory (batch, L_src, d_model) -> (batch, L_tgt, d_model).
 

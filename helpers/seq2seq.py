@@ -25,20 +25,9 @@ class Seq2SeqTransformer(nn.Module):
     """
 
     def __init__(
-        self,
-        vocab_size: int,
-        *,
-        d_model: int = 64,
-        num_heads: int = 4,
-        num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6,
-        d_ff: int = 128,
-        dropout: float = 0.0,
-        norm_first: bool = True,
-        max_len: int = 128,
-        pad_id: int = PAD,
-        bos_id: int = BOS,
-        eos_id: int = EOS,
+        self, vocab_size: int, *, d_model: int = 64, num_heads: int = 4, num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6, d_ff: int = 128, dropout: float = 0.0, norm_first: bool = True,
+        max_len: int = 128, pad_id: int = PAD, bos_id: int = BOS, eos_id: int = EOS,
     ) -> None:
         super().__init__()
         check_special_ids(vocab_size, pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)

@@ -48,16 +48,8 @@ class Transformer(nn.Module):
     """
 
     def __init__(
-        self,
-        d_model: int = 512,
-        num_heads: int = 8,
-        num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6,
-        d_ff: int = 2048,
-        *,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-5,
+        self, d_model: int = 512, num_heads: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
+        d_ff: int = 2048, *, dropout: float = 0.1, norm_first: bool = False, layer_norm_eps: float = 1e-5,
         bias: bool = True,
     ) -> None:
         super().__init__()
@@ -103,15 +95,8 @@ class Transformer(nn.Module):
         return self.encoder_norm(x)
 
     def decode(
-        self,
-        tgt: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        *,
-        tgt_is_causal: bool = False,
-        need_weights: bool | None = None,
-        cache: KVCache | None = None,
+        self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None, *,
+        tgt_is_causal: bool = False, need_weights: bool | None = None, cache: KVCache | None = None,
     ) -> Tensor:
         """tgt (batch, L_tgt, d_model), memory (batch, L_src, d_model) -> (batch, L_tgt, d_model).
 
@@ -126,33 +111,18 @@ class Transformer(nn.Module):
                 raise ValueError(
                     f"cache must hold one entry per decoder layer, {len(self.decoder_layers)}; got {len(cache.layers)}"
                 )
-        return self._decode(tgt, memory, tgt_mask, memory_mask, tgt_is_causal, self._keep(need_weights), cache)
+        return self._decode(tgt, memory, cache, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_is_causal=tgt_is_causal, need_weights=self._keep(need_weights))
 
-    def _decode(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None,
-        memory_mask: Tensor | None,
-        tgt_is_causal: bool,
-        keep: bool,
-        cache: KVCache | None = None,
-    ) -> Tensor:
+    def _decode(self, x: Tensor, memory: Tensor, cache: KVCache | None, **layer_options: object) -> Tensor:
+        """:meth:`decode` without the checks; ``layer_options`` go to every :class:`DecoderLayer`."""
         for i, layer in enumerate(self.decoder_layers):
-            x = layer(x, memory, tgt_mask, memory_mask, tgt_is_causal=tgt_is_causal, need_weights=keep,
-                      cache=None if cache is None else cache.layers[i])
+            x = layer(x, memory, cache=None if cache is None else cache.layers[i], **layer_options)
         return self.decoder_norm(x)
 
     def forward(
-        self,
-        src: Tensor,
-        tgt: Tensor,
-        src_mask: Tensor | None = None,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        *,
-        tgt_is_causal: bool = False,
-        need_weights: bool | None = None,
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None, *, tgt_is_causal: bool = False, need_weights: bool | None = None,
     ) -> Tensor:
         """src (batch, L_src, d_model), tgt (batch, L_tgt, d_model) -> (batch, L_tgt, d_model).
 
@@ -162,7 +132,8 @@ class Transformer(nn.Module):
         self._check(src=src, tgt=tgt)
         keep = self._keep(need_weights)
         memory = self._encode(src, src_mask, keep)
-        return self._decode(tgt, memory, tgt_mask, memory_mask, tgt_is_causal, keep)
+        return self._decode(tgt, memory, None, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_is_causal=tgt_is_causal, need_weights=keep)
 
     def attention_maps(self) -> dict[str, Tensor]:
         """The weights of the last forward, stacked over layers.

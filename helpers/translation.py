@@ -117,37 +117,43 @@ class Noun:
     kind: str  # "animal", "person", "food", "drink", "thing", "subject" (a school subject), "media"
 
 
-NOUNS: tuple[Noun, ...] = (
-    Noun("cat", "cat", "cats", "猫", "只", "animal"),
-    Noun("dog", "dog", "dogs", "狗", "只", "animal"),
-    Noun("bird", "bird", "birds", "鸟", "只", "animal"),
-    Noun("horse", "horse", "horses", "马", "匹", "animal"),
-    Noun("teacher", "teacher", "teachers", "老师", "个", "person"),
-    Noun("student", "student", "students", "学生", "个", "person"),
-    Noun("doctor", "doctor", "doctors", "医生", "个", "person"),
-    Noun("child", "child", "children", "孩子", "个", "person"),
-    Noun("apple", "apple", "apples", "苹果", "个", "food"),
-    Noun("egg", "egg", "eggs", "鸡蛋", "个", "food"),
-    Noun("banana", "banana", "bananas", "香蕉", "根", "food"),
-    Noun("fish", "fish", "fish", "鱼", "条", "food"),
-    Noun("rice", "rice", "rice", "米饭", None, "food"),
-    Noun("bread", "bread", "bread", "面包", None, "food"),
-    Noun("noodles", "noodles", "noodles", "面条", None, "food"),
-    Noun("tea", "tea", "tea", "茶", None, "drink"),
-    Noun("water", "water", "water", "水", None, "drink"),
-    Noun("coffee", "coffee", "coffee", "咖啡", None, "drink"),
-    Noun("milk", "milk", "milk", "牛奶", None, "drink"),
-    Noun("book", "book", "books", "书", "本", "thing"),
-    Noun("letter", "letter", "letters", "信", "封", "thing"),
-    Noun("pen", "pen", "pens", "笔", "支", "thing"),
-    Noun("car", "car", "cars", "车", "辆", "thing"),
-    Noun("chair", "chair", "chairs", "椅子", "把", "thing"),
-    Noun("film", "film", "films", "电影", "部", "media"),
-    Noun("tv", "tv", "tv", "电视", None, "media"),
-    Noun("music", "music", "music", "音乐", None, "subject"),
-    Noun("chinese", "chinese", "chinese", "中文", None, "subject"),
-    Noun("english", "english", "english", "英文", None, "subject"),
-    Noun("math", "math", "math", "数学", None, "subject"),
+#: one noun per row; "-" in the measure column: a mass noun, never counted
+_NOUN_TABLE = """
+#  key       singular  plural     Chinese  measure  kind
+   cat       cat       cats       猫       只       animal
+   dog       dog       dogs       狗       只       animal
+   bird      bird      birds      鸟       只       animal
+   horse     horse     horses     马       匹       animal
+   teacher   teacher   teachers   老师     个       person
+   student   student   students   学生     个       person
+   doctor    doctor    doctors    医生     个       person
+   child     child     children   孩子     个       person
+   apple     apple     apples     苹果     个       food
+   egg       egg       eggs       鸡蛋     个       food
+   banana    banana    bananas    香蕉     根       food
+   fish      fish      fish       鱼       条       food
+   rice      rice      rice       米饭     -        food
+   bread     bread     bread      面包     -        food
+   noodles   noodles   noodles    面条     -        food
+   tea       tea       tea        茶       -        drink
+   water     water     water      水       -        drink
+   coffee    coffee    coffee     咖啡     -        drink
+   milk      milk      milk       牛奶     -        drink
+   book      book      books      书       本       thing
+   letter    letter    letters    信       封       thing
+   pen       pen       pens       笔       支       thing
+   car       car       cars       车       辆       thing
+   chair     chair     chairs     椅子     把       thing
+   film      film      films      电影     部       media
+   tv        tv        tv         电视     -        media
+   music     music     music      音乐     -        subject
+   chinese   chinese   chinese    中文     -        subject
+   english   english   english    英文     -        subject
+   math      math      math       数学     -        subject
+"""
+NOUNS: tuple[Noun, ...] = tuple(
+    Noun(key, singular, plural, zh, None if measure == "-" else measure, kind)
+    for key, singular, plural, zh, measure, kind in (row.split() for row in _NOUN_TABLE.splitlines()[2:])
 )
 NOUN = {n.key: n for n in NOUNS}
 
