@@ -153,7 +153,8 @@ _NOUN_TABLE = """
 """
 NOUNS: tuple[Noun, ...] = tuple(
     Noun(key, singular, plural, zh, None if measure == "-" else measure, kind)
-    for key, singular, plural, zh, measure, kind in (row.split() for row in _NOUN_TABLE.splitlines()[2:])
+    for key, singular, plural, zh, measure, kind in
+    (row.split() for row in _NOUN_TABLE.splitlines() if row.strip() and not row.lstrip().startswith("#"))
 )
 NOUN = {n.key: n for n in NOUNS}
 
