@@ -44,8 +44,9 @@ NOTEBOOKS = [
     Notebook("00_start_here", "the whole note", "how to use the course, environment check, this map",
              "课程使用说明、环境检查、讲义与笔记本的对照"),
     Notebook("01_why_self_attention", "问题一：Seq2Seq有什么缺点吗？ / 问题二：模型具有更强的上下文权重信息会怎样？",
-             "what Seq2Seq lacks: a fixed context vector vs attention, measured; gradient reach of an RNN",
-             "Seq2Seq 缺什么：固定上下文向量与注意力的实测对比；RNN 的梯度能传多远"),
+             "what Seq2Seq lacks: a fixed context vector vs attention, measured; relations inside one sequence, "
+             "self-attention vs a GRU; gradient reach of an RNN",
+             "Seq2Seq 缺什么：固定上下文向量与注意力的实测对比；序列内部的关系，自注意力对 GRU；RNN 的梯度能传多远"),
     Notebook("02_qkv_toy_matrix", "1.1 Transformer中的自注意力机制运算流程",
              "Q, K, V on the 4 words × 6 columns matrix, by hand, in torch and by the helpers",
              "在 4 个词 × 6 列的小矩阵上手算 Q、K、V，再用 torch 和 helpers 验证"),

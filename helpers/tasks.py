@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from helpers.arguments import require_int
 from helpers.tokens import BOS, EOS, FIRST_SYMBOL, PAD  # re-exported: `from helpers.tasks import PAD` still works
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "FIRST_SYMBOL",
     "Seq2SeqBatch",
     "make_batch",
+    "relation_batch",
     "IMAGE_CLASSES",
     "make_images",
 ]
@@ -102,6 +104,45 @@ def make_batch(
     tgt_in = torch.cat([torch.full((batch_size, 1), BOS), tgt_out[:, :-1]], dim=1)
     tgt_in = tgt_in.masked_fill(tgt_in == EOS, PAD)
     return Seq2SeqBatch(src, tgt_in, tgt_out)
+
+
+def relation_batch(
+    task: str, batch_size: int, *, length: int, vocab_size: int, generator: torch.Generator
+) -> tuple[Tensor, Tensor]:
+    """A seeded batch of a yes/no question about relations inside one sequence (notebook 01).
+
+    Each row is ``length`` distinct symbols x_1 .. x_n, then one last token at which the answer is asked:
+
+    - ``"seen"``: the last token is a symbol q; yes when q is one of x_1 .. x_n (half of the rows);
+    - ``"sorted"``: the last token is EOS; yes when x_1 < x_2 < ... < x_n. Half of the rows are sorted, the
+      other half are sorted but for one swapped pair of neighbours.
+
+    Returns tokens (batch, length + 1) and labels (batch,), float 1.0 for yes, 0.0 for no.
+    """
+    if task not in ("seen", "sorted"):
+        raise ValueError(f"task must be 'seen' or 'sorted'; got {task!r}")
+    require_int("batch_size", batch_size, minimum=1)
+    require_int("length", length, minimum=2)
+    symbols = vocab_size - FIRST_SYMBOL
+    if vocab_size <= FIRST_SYMBOL + length:
+        raise ValueError(f"vocab_size must leave more than length = {length} symbols after the {FIRST_SYMBOL} "
+                         f"special tokens (a symbol outside the row); got vocab_size = {vocab_size}")
+    rows = torch.arange(batch_size)
+    # a random order of all symbols per row: its first `length` are the row, the next one is surely not in it
+    order = torch.rand(batch_size, symbols, generator=generator).argsort(dim=1) + FIRST_SYMBOL  # (batch, symbols)
+    x = order[:, :length]                                                                       # (batch, n)
+    yes = torch.rand(batch_size, generator=generator) < 0.5                                     # (batch,)
+    if task == "seen":
+        inside = x[rows, torch.randint(0, length, (batch_size,), generator=generator)]
+        last = torch.where(yes, inside, order[:, length])                                       # (batch,)
+    else:
+        ordered = x.sort(dim=1).values
+        swap = torch.randint(0, length - 1, (batch_size,), generator=generator)  # swap neighbours i, i + 1
+        swapped = ordered.clone()
+        swapped[rows, swap], swapped[rows, swap + 1] = ordered[rows, swap + 1], ordered[rows, swap]
+        x = torch.where(yes[:, None], ordered, swapped)
+        last = torch.full((batch_size,), EOS)
+    return torch.cat([x, last[:, None]], dim=1), yes.float()
 
 
 #: the four shapes of the synthetic image task

@@ -21,7 +21,7 @@ from helpers.layers import DecoderLayer, EncoderLayer, FeedForward, PositionalEn
 from helpers.plotting import heatmap
 from helpers.rnn import GRUSeq2Seq
 from helpers.seq2seq import Seq2SeqTransformer
-from helpers.tasks import make_batch
+from helpers.tasks import make_batch, relation_batch
 from helpers.transformer import Transformer
 
 q, k, v = torch.randn(2, 5, 8), torch.randn(2, 7, 8), torch.randn(2, 7, 4)
@@ -146,6 +146,15 @@ tokens = torch.tensor([[3, 4, 5], [6, 7, 0]])
          ValueError, "task must be 'copy' or 'reverse'; got 'sort'"),
         (lambda: make_batch("copy", 2, min_length=5, max_length=4, vocab_size=10, generator=torch.Generator()),
          ValueError, "min_length <= max_length"),
+        (lambda: relation_batch("count", 2, length=4, vocab_size=10, generator=torch.Generator()), ValueError,
+         "task must be 'seen' or 'sorted'; got 'count'"),
+        (lambda: relation_batch("seen", 2, length=1, vocab_size=10, generator=torch.Generator()), ValueError,
+         "length must be at least 2; got 1"),
+        (lambda: relation_batch("seen", 2.0, length=4, vocab_size=10, generator=torch.Generator()), TypeError,
+         "batch_size must be an int; got float 2.0"),
+        (lambda: relation_batch("sorted", 2, length=7, vocab_size=10, generator=torch.Generator()), ValueError,
+         "vocab_size must leave more than length = 7 symbols after the 3 special tokens (a symbol outside the "
+         "row); got vocab_size = 10"),
         (lambda: heatmap(torch.rand(3, 4), ["a", "b"], ["w", "x", "y", "z"]), ValueError,
          "row_tokens must have 3 labels for a 3 x 4 matrix; got 2"),
         (lambda: heatmap(torch.rand(3, 4, 2)), ValueError, "matrix must be 2-D (queries, keys)"),

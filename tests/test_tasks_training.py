@@ -7,7 +7,7 @@ import torch
 
 from helpers.reproducibility import seed_everything
 from helpers.seq2seq import Seq2SeqTransformer
-from helpers.tasks import BOS, EOS, FIRST_SYMBOL, PAD, make_batch, toy_matrix, toy_projections
+from helpers.tasks import BOS, EOS, FIRST_SYMBOL, PAD, make_batch, relation_batch, toy_matrix, toy_projections
 from helpers.training import evaluate, exact_match, sequence_loss, token_accuracy, train
 
 
@@ -31,6 +31,27 @@ def test_reverse_batch_is_reversed_with_eos_and_padding():
 def test_copy_batch_copies():
     batch = make_batch("copy", 8, min_length=3, max_length=3, vocab_size=9, generator=torch.Generator().manual_seed(1))
     assert torch.equal(batch.tgt_out[:, :3], batch.src) and torch.all(batch.tgt_out[:, 3] == EOS)
+
+
+@pytest.mark.parametrize("task", ["seen", "sorted"])
+def test_relation_batches_answer_their_question(task):
+    tokens, labels = relation_batch(task, 400, length=6, vocab_size=20, generator=torch.Generator().manual_seed(3))
+    assert tokens.shape == (400, 7) and labels.shape == (400,) and labels.dtype == torch.float32
+    x, last = tokens[:, :-1], tokens[:, -1]
+    assert torch.all(x >= FIRST_SYMBOL) and torch.all(x < 20)
+    assert all(len(set(row.tolist())) == 6 for row in x), "the symbols of a row are distinct"
+    if task == "seen":
+        truth = (x == last[:, None]).any(dim=1)
+        assert torch.all(last >= FIRST_SYMBOL)
+    else:
+        truth = (x[:, 1:] > x[:, :-1]).all(dim=1)
+        assert torch.all(last == EOS)
+        # a "no" row is sorted but for one swapped pair of neighbours: exactly one descent
+        assert torch.all((x[~truth, 1:] < x[~truth, :-1]).sum(dim=1) == 1)
+    assert torch.equal(labels, truth.float())
+    assert 0.4 < labels.mean() < 0.6, "about half of the answers are yes"
+    again, _ = relation_batch(task, 400, length=6, vocab_size=20, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(tokens, again), "seeded"
 
 
 def test_batches_are_seeded():
