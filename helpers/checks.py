@@ -145,6 +145,13 @@ def _exercise(name: tuple[str, str], hint: tuple[str, str]) -> Callable[[Callabl
     return decorate
 
 
+def _normal(seed: int, *shapes: tuple[int, ...]) -> tuple[Tensor, ...]:
+    """Float64 standard-normal tensors of ``shapes``, drawn in order from one generator seeded with ``seed``:
+    a check's test inputs, the same at every call."""
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(*shape, generator=generator, dtype=torch.float64) for shape in shapes)
+
+
 def _scalar(answer: object) -> object:
     """A one-element tensor, array or NumPy scalar as a plain Python number; anything else as it is."""
     if isinstance(answer, Tensor) and answer.numel() == 1:
@@ -324,7 +331,7 @@ def check_scale(answer: object, d_k: int, *, d_model: int | None = None) -> None
             "先减去每行的最大值再取指数，然后除以这一行的和"))
 def check_softmax(fn: object, *, name: str, hint: str) -> None:
     """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
-    scores = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    (scores,) = _normal(1, (3, 4, 5))
     result = _call(name, fn, scores)
     for dim in (0, 1):
         if _same(result, torch.softmax(scores, dim)):
@@ -344,8 +351,7 @@ def check_softmax(fn: object, *, name: str, hint: str) -> None:
             "五步：Q Kᵀ、缩放、（掩码）、对键做 softmax、乘以 V"))
 def check_attention(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
-    generator = torch.Generator().manual_seed(2)
-    q, k, v = (torch.randn(2, n, 8, generator=generator, dtype=torch.float64) for n in (3, 5, 5))
+    q, k, v = _normal(2, (2, 3, 8), (2, 5, 8), (2, 5, 8))
     result = _call(name, fn, q, k, v)
     scores = q @ k.transpose(-2, -1)
     if _same(result, torch.softmax(scores, -1) @ v):
@@ -558,7 +564,7 @@ def check_split_heads(fn: object, *, name: str, hint: str) -> None:
             "对每个词的特征（最后一个轴）求均值和方差，方差除以 n；eps 放在平方根里面"))
 def check_layer_norm(fn: object, *, name: str, hint: str) -> None:
     """``fn(x, eps) -> (x - mean) / sqrt(var + eps)`` over the last axis (biased variance, no affine part)."""
-    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(8), dtype=torch.float64) * 3 + 1
+    x = _normal(8, (2, 3, 8))[0] * 3 + 1
     x[0, 0] = 1.0  # a constant token: its variance is 0, and only eps keeps the division finite
     eps = 1e-2
     expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
@@ -592,9 +598,7 @@ def check_layer_norm(fn: object, *, name: str, hint: str) -> None:
 def check_cross_attention(fn: object, *, name: str, hint: str) -> None:
     """``fn(decoder_x (batch, L_tgt, d), memory (batch, L_src, d)) -> (batch, L_tgt, d)``: queries from the decoder,
     keys and values from the encoder's output (no projections)."""
-    generator = torch.Generator().manual_seed(10)
-    decoder_x = torch.randn(2, 3, 8, generator=generator, dtype=torch.float64)
-    memory = torch.randn(2, 5, 8, generator=generator, dtype=torch.float64)
+    decoder_x, memory = _normal(10, (2, 3, 8), (2, 5, 8))
     result = _output(name, fn, decoder_x, memory)
     if result.shape == (2, 5, 8):
         _fail(name, _t("the output has the encoder's length: the queries were taken from the encoder; in "
@@ -615,7 +619,7 @@ def check_pre_ln(fn: object, *, name: str, hint: str) -> None:
     """``fn(x, sublayer, norm) -> x + sublayer(norm(x))``: a pre-LN residual sub-layer."""
     torch.manual_seed(11)
     sublayer, norm = torch.nn.Linear(8, 8).double(), torch.nn.LayerNorm(8).double()
-    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(11), dtype=torch.float64) * 4
+    x = _normal(11, (2, 3, 8))[0] * 4
     with torch.no_grad():
         result = _output(name, fn, x, sublayer, norm)
         if _same(result, norm(x + sublayer(x))):
@@ -632,9 +636,7 @@ def check_pre_ln(fn: object, *, name: str, hint: str) -> None:
             "把你的权重的一行加起来：应该得到多少？softmax 沿哪个轴做？"))
 def check_attention_weights(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key) -> softmax(Q Kᵀ / √d_k)`` over the keys: each row sums to 1."""
-    generator = torch.Generator().manual_seed(12)
-    q, k = torch.randn(2, 3, 8, generator=generator, dtype=torch.float64), torch.randn(2, 5, 8, generator=generator,
-                                                                                         dtype=torch.float64)
+    q, k = _normal(12, (2, 3, 8), (2, 5, 8))
     result = _output(name, fn, q, k)
     scores = q @ k.transpose(-2, -1) / math.sqrt(8)
     if _same(result, torch.softmax(scores, -2)):
