@@ -136,6 +136,24 @@ def try_an_exercise(page, name: str, root: Path) -> None:
     run_in_cell(page, cell, solution_after(name, root, marker), "[x]")
 
 
+def close_dialogs(page) -> list[str]:
+    """Close any JupyterLab dialog that covers the notebook (Escape, as a learner would), and return what each
+    said. A dialog about the kernel (it died, or must restart) is a failure, not something to click away."""
+    said = []
+    dialogs = page.locator(".jp-Dialog")
+    for _ in range(3):
+        open_now = dialogs.count()
+        if not open_now:
+            break
+        text = dialogs.first.inner_text()
+        assert not ("kernel" in text.lower() and any(w in text.lower() for w in ("died", "restart", "dead"))), text
+        said.append(" ".join(text.split()))
+        page.keyboard.press("Escape")
+        page.wait_for_function("n => document.querySelectorAll('.jp-Dialog').length < n", arg=open_now,
+                               timeout=5_000)
+    return said
+
+
 def wait_idle(page, timeout_ms: int) -> None:
     page.wait_for_selector('.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=timeout_ms)
 
@@ -293,6 +311,7 @@ def check_notebook(lab, browser, name: str) -> None:
         tracebacks = page.locator(".jp-OutputArea-output", has_text="Traceback (most recent call last)")
         assert tracebacks.count() == 0, tracebacks.first.inner_text()[:2000]
 
+        dialogs = close_dialogs(page)  # a dialog once covered a cell, and a click on it timed out
         figures = page.locator(".course-live-figure")
         for index in range(figures.count()):
             figure = figures.nth(index)
@@ -301,10 +320,13 @@ def check_notebook(lab, browser, name: str) -> None:
                                    arg=figure.element_handle())
             assert move_controls(figure, name) >= 1, f"live figure {index} has no control that redraws it"
         if name.split("/")[-1][:2] in TRIES:
+            dialogs += close_dialogs(page)
             try_an_exercise(page, name, lab.root)
             wait_idle(page, RUN_TIMEOUT_MS)
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{name.replace('/', '_')}.png"), full_page=False)
+        if dialogs:
+            print(f"{name}: closed dialogs {dialogs}")  # shown with -rP or on a failure, to learn what they are
         assert not console_errors, console_errors
         assert not blocked, f"the notebook asked the network for {blocked}"
     finally:
