@@ -148,9 +148,15 @@ def close_dialogs(page) -> list[str]:
         text = dialogs.first.inner_text()
         assert not ("kernel" in text.lower() and any(w in text.lower() for w in ("died", "restart", "dead"))), text
         said.append(" ".join(text.split()))
+        closed = "n => document.querySelectorAll('.jp-Dialog').length < n"
         page.keyboard.press("Escape")
-        page.wait_for_function("n => document.querySelectorAll('.jp-Dialog').length < n", arg=open_now,
-                               timeout=5_000)
+        for button in (".jp-Dialog .jp-mod-reject", ".jp-Dialog .jp-Dialog-button"):
+            try:
+                page.wait_for_function(closed, arg=open_now, timeout=3_000)
+                break
+            except PlaywrightTimeout:  # Escape did not close it (the focus was elsewhere): its button does
+                if page.locator(button).count():
+                    page.locator(button).first.click()
     return said
 
 
