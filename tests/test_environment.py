@@ -62,6 +62,19 @@ def test_the_lock_pins_torch_exactly_and_the_range_allows_it():
         assert not torch_ranges[0].specifier.contains("2.14.0"), "the range stops below the next, untested torch"
 
 
+def test_the_lock_pins_matplotlib_and_the_installed_one_is_it():
+    """The live figures are timed with the locked matplotlib (see requirements-lock.txt for why 3.10)."""
+    from importlib.metadata import version
+
+    locked = [r for r in lock_requirements() if r.name == "matplotlib"]
+    assert len(locked) == 1 and str(locked[0].specifier).startswith("==")
+    pinned = str(locked[0].specifier)[2:]
+    for requirements in (pyproject_requirements(), environment_pip_requirements()):
+        ranges = [Requirement(r) for r in requirements if Requirement(r).name == "matplotlib"]
+        assert len(ranges) == 1 and ranges[0].specifier.contains(pinned), f"{ranges} must allow matplotlib {pinned}"
+    assert version("matplotlib") == pinned
+
+
 def test_the_makefile_installs_the_lock_before_the_package():
     recipe = (ROOT / "Makefile").read_text()
     lock, package = recipe.index("-r requirements-lock.txt"), recipe.index('-e ".[test,site]"')
