@@ -44,6 +44,7 @@ from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.text import Text
 from matplotlib.ticker import NullLocator
 
@@ -236,11 +237,18 @@ class LiveFigure:
         if redraw is None:
             canvas.draw()
             return
-        for artist in redraw:  # animated artists are left out of canvas.draw(): a background without them
-            artist.set_animated(True)
-        canvas.draw()
+        # Animated artists are left out of canvas.draw(): a background without them. Matplotlib before 3.11 draws
+        # an animated AxesImage all the same, and a transparent (NaN) cell would then show the old picture
+        # through it, so images are hidden instead; they lie inside their axes and do not move the layout.
+        shown = [artist.get_visible() for artist in redraw]
         for artist in redraw:
+            artist.set_animated(True)
+            if isinstance(artist, AxesImage):
+                artist.set_visible(False)
+        canvas.draw()
+        for artist, visible in zip(redraw, shown):
             artist.set_animated(False)  # the figure stays as it was for anyone else who draws it
+            artist.set_visible(visible)
         # keyed after the draw: the constrained layout may have moved the axes
         self._backgrounds[background_key(self.fig)] = canvas.copy_from_bbox(self.fig.bbox)
         while len(self._backgrounds) > BACKGROUNDS_KEPT:

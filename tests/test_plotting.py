@@ -182,7 +182,21 @@ def artists_added_and_removed():
     return fig, update
 
 
-BUILDS = [annotated_with_title, changing_ticks, frames_and_spines, changing_lines_and_limits, changing_colour_limits,
+def blank_cells_that_move():
+    """NaN cells, drawn transparent, whose place follows the control (notebook 10's blocks): what was under
+    them before must not show through."""
+    fig, hm = heatmap(np.zeros((3, 6)), list("abc"), list("uvwxyz"))
+
+    def update(step):
+        seen = np.random.default_rng(step).random((3, 6))
+        seen[:, 6 - step % 6:] = np.nan  # fewer keys seen than at the first picture
+        hm.update(seen)
+
+    return fig, update
+
+
+BUILDS = [annotated_with_title, blank_cells_that_move, changing_ticks,
+          frames_and_spines, changing_lines_and_limits, changing_colour_limits,
           line_over_image_and_hidden_axes, grid_lines_under_an_image, artists_added_and_removed]
 STEPS = (1, 2, 3, 5, 8, 9, 4, 0, 9, 2)  # new tick labels and limits, and back to ones seen before
 

@@ -103,7 +103,13 @@ def solution_after(name: str, root: Path, marker: str) -> str:
 def run_in_cell(page, cell, code: str, expect: str) -> str:
     """Replace the cell's code as a learner would (select all, type), run it, wait for ``expect`` in its output."""
     editor = cell.locator(".cm-content")
-    editor.click()
+    for attempt in range(3):  # a dialog that opened after the last close_dialogs covers the cell: close it
+        try:
+            editor.click(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2 or not close_dialogs(page):
+                raise
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
     page.keyboard.insert_text(code)
@@ -148,6 +154,7 @@ def close_dialogs(page) -> list[str]:
         text = dialogs.first.inner_text()
         assert not ("kernel" in text.lower() and any(w in text.lower() for w in ("died", "restart", "dead"))), text
         said.append(" ".join(text.split()))
+        print(f"closing a dialog: {said[-1]}")  # shown with -rP or on a failure, to learn what they are
         closed = "n => document.querySelectorAll('.jp-Dialog').length < n"
         page.keyboard.press("Escape")
         for button in (".jp-Dialog .jp-mod-reject", ".jp-Dialog .jp-Dialog-button"):
@@ -317,7 +324,7 @@ def check_notebook(lab, browser, name: str) -> None:
         tracebacks = page.locator(".jp-OutputArea-output", has_text="Traceback (most recent call last)")
         assert tracebacks.count() == 0, tracebacks.first.inner_text()[:2000]
 
-        dialogs = close_dialogs(page)  # a dialog once covered a cell, and a click on it timed out
+        close_dialogs(page)  # a dialog once covered a cell, and a click on it timed out
         figures = page.locator(".course-live-figure")
         for index in range(figures.count()):
             figure = figures.nth(index)
@@ -326,13 +333,11 @@ def check_notebook(lab, browser, name: str) -> None:
                                    arg=figure.element_handle())
             assert move_controls(figure, name) >= 1, f"live figure {index} has no control that redraws it"
         if name.split("/")[-1][:2] in TRIES:
-            dialogs += close_dialogs(page)
+            close_dialogs(page)
             try_an_exercise(page, name, lab.root)
             wait_idle(page, RUN_TIMEOUT_MS)
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{name.replace('/', '_')}.png"), full_page=False)
-        if dialogs:
-            print(f"{name}: closed dialogs {dialogs}")  # shown with -rP or on a failure, to learn what they are
         assert not console_errors, console_errors
         assert not blocked, f"the notebook asked the network for {blocked}"
     finally:
