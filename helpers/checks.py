@@ -207,6 +207,16 @@ def _same(result: object, expected: Tensor, atol: float = 1e-9) -> bool:
             and torch.allclose(result.double(), expected.double(), atol=atol, rtol=0))
 
 
+def _check_against(name: str, result: object, expected: Tensor, hint: str, mistakes: list[tuple[Tensor, str]],
+                   atol: float = 1e-9) -> None:
+    """``result`` must equal ``expected``; before that, a known wrong answer fails with its own message.
+    ``mistakes``: (the wrong answer, what it shows) pairs, tried in order."""
+    for wrong, message in mistakes:
+        if _same(result, wrong):
+            _fail(name, message, hint)
+    _compare(name, result, expected, hint, atol)
+
+
 def _compare(name: str, answer: object, expected: Tensor, hint: str | None, atol: float) -> None:
     answer = _tensor(name, answer)
     if tuple(answer.shape) != tuple(expected.shape):
@@ -353,16 +363,17 @@ def check_attention(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
     q, k, v = _normal(2, (2, 3, 8), (2, 5, 8), (2, 5, 8))
     result = _call(name, fn, q, k, v)
-    scores = q @ k.transpose(-2, -1)
-    if _same(result, torch.softmax(scores, -1) @ v):
-        _fail(name, _t("the output matches attention without scaling", "输出和没有缩放的注意力一样"), hint)
-    if _same(result, torch.softmax(scores / 8, -1) @ v):
-        _fail(name, _t("the scores are divided by d_k (the lecture note's slip); the paper divides by √d_k",
-                       "分数除以了 d_k（讲义的笔误）；论文除以的是 √d_k"), hint)
-    if _same(result, torch.softmax(scores / math.sqrt(8), -2) @ v):
-        _fail(name, _t("the softmax runs over the queries (dim=-2); it must run over the keys (dim=-1)",
-                       "softmax 是沿查询（dim=-2）做的；应该沿键（dim=-1）做"), hint)
-    _compare(name, result, scaled_dot_product_attention(q, k, v)[0], hint, 1e-9)
+    scores = q @ k.transpose(-2, -1)  # (2, 3, 5), d_k = 8
+    _check_against(name, result, scaled_dot_product_attention(q, k, v)[0], hint, [
+        (torch.softmax(scores, -1) @ v,
+         _t("the output matches attention without scaling", "输出和没有缩放的注意力一样")),
+        (torch.softmax(scores / 8, -1) @ v,
+         _t("the scores are divided by d_k (the lecture note's slip); the paper divides by √d_k",
+            "分数除以了 d_k（讲义的笔误）；论文除以的是 √d_k")),
+        (torch.softmax(scores / math.sqrt(8), -2) @ v,
+         _t("the softmax runs over the queries (dim=-2); it must run over the keys (dim=-1)",
+            "softmax 是沿查询（dim=-2）做的；应该沿键（dim=-1）做")),
+    ])
 
 
 def _inverted(name: str, result: object, expected: Tensor) -> None:
@@ -604,12 +615,11 @@ def check_cross_attention(fn: object, *, name: str, hint: str) -> None:
         _fail(name, _t("the output has the encoder's length: the queries were taken from the encoder; in "
                        "cross-attention they come from the decoder", "输出的长度是编码器的：查询取自编码器；"
                        "交叉注意力的查询来自解码器"), hint)
-    expected, _ = scaled_dot_product_attention(decoder_x, memory, memory)
-    if result.shape == expected.shape and _same(result, scaled_dot_product_attention(decoder_x, decoder_x,
-                                                                                      decoder_x)[0]):
-        _fail(name, _t("this is the decoder attending to itself: keys and values must come from the encoder",
-                       "这是解码器关注它自己：键和值应来自编码器"), hint)
-    _compare(name, result, expected, hint, 1e-9)
+    itself, _ = scaled_dot_product_attention(decoder_x, decoder_x, decoder_x)  # (2, 3, 8): no encoder at all
+    _check_against(name, result, scaled_dot_product_attention(decoder_x, memory, memory)[0], hint, [
+        (itself, _t("this is the decoder attending to itself: keys and values must come from the encoder",
+                    "这是解码器关注它自己：键和值应来自编码器")),
+    ])
 
 
 @_exercise(("pre-LN sub-layer", "Pre-LN 子层"),
@@ -622,13 +632,13 @@ def check_pre_ln(fn: object, *, name: str, hint: str) -> None:
     x = _normal(11, (2, 3, 8))[0] * 4
     with torch.no_grad():
         result = _output(name, fn, x, sublayer, norm)
-        if _same(result, norm(x + sublayer(x))):
-            _fail(name, _t("this is post-LN, norm(x + sublayer(x)) (the 2017 paper's order), not pre-LN",
-                           "这是 Post-LN，即 norm(x + sublayer(x))（2017 年论文的顺序），不是 Pre-LN"), hint)
-        if _same(result, sublayer(norm(x))):
-            _fail(name, _t("the residual connection is missing: the input must be added back",
-                           "少了残差连接：要把输入加回来"), hint)
-        _compare(name, result, x + sublayer(norm(x)), hint, 1e-9)
+        _check_against(name, result, x + sublayer(norm(x)), hint, [
+            (norm(x + sublayer(x)),
+             _t("this is post-LN, norm(x + sublayer(x)) (the 2017 paper's order), not pre-LN",
+                "这是 Post-LN，即 norm(x + sublayer(x))（2017 年论文的顺序），不是 Pre-LN")),
+            (sublayer(norm(x)),
+             _t("the residual connection is missing: the input must be added back", "少了残差连接：要把输入加回来")),
+        ])
 
 
 @_exercise(("attention weights", "注意力权重"),
@@ -638,11 +648,11 @@ def check_attention_weights(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key) -> softmax(Q Kᵀ / √d_k)`` over the keys: each row sums to 1."""
     q, k = _normal(12, (2, 3, 8), (2, 5, 8))
     result = _output(name, fn, q, k)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(8)
-    if _same(result, torch.softmax(scores, -2)):
-        _fail(name, _t("the softmax runs over the queries (dim=-2): the columns sum to 1, not the rows",
-                       "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行"), hint)
-    _compare(name, result, torch.softmax(scores, -1), hint, 1e-9)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(8)  # (2, 3, 5)
+    _check_against(name, result, torch.softmax(scores, -1), hint, [
+        (torch.softmax(scores, -2), _t("the softmax runs over the queries (dim=-2): the columns sum to 1, not the rows",
+                                       "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行")),
+    ])
 
 
 # --- how a failed check is shown -----------------------------------------------------------------------------
