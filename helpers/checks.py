@@ -207,13 +207,18 @@ def _same(result: object, expected: Tensor, atol: float = 1e-9) -> bool:
             and torch.allclose(result.double(), expected.double(), atol=atol, rtol=0))
 
 
-def _check_against(name: str, result: object, expected: Tensor, hint: str, mistakes: list[tuple[Tensor, str]],
-                   atol: float = 1e-9) -> None:
-    """``result`` must equal ``expected``; before that, a known wrong answer fails with its own message.
-    ``mistakes``: (the wrong answer, what it shows) pairs, tried in order."""
+def _known_mistakes(name: str, result: object, hint: str, mistakes: list[tuple[Tensor, str]]) -> None:
+    """A known wrong answer fails with its own message. ``mistakes``: (the wrong answer, what it shows) pairs,
+    tried in order."""
     for wrong, message in mistakes:
         if _same(result, wrong):
             _fail(name, message, hint)
+
+
+def _check_against(name: str, result: object, expected: Tensor, hint: str, mistakes: list[tuple[Tensor, str]],
+                   atol: float = 1e-9) -> None:
+    """``result`` must equal ``expected``; before that, a known wrong answer fails with its own message."""
+    _known_mistakes(name, result, hint, mistakes)
     _compare(name, result, expected, hint, atol)
 
 
@@ -343,11 +348,12 @@ def check_softmax(fn: object, *, name: str, hint: str) -> None:
     """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
     (scores,) = _normal(1, (3, 4, 5))
     result = _call(name, fn, scores)
-    for dim in (0, 1):
-        if _same(result, torch.softmax(scores, dim)):
-            _fail(name, _t(f"this normalises along dim={dim}; each query's row (the last axis) must sum to 1",
-                           f"这是沿 dim={dim} 归一化；应该让每个查询的那一行（最后一个轴）之和为 1"), hint)
-    _compare(name, result, torch.softmax(scores, -1), hint, 1e-9)
+    _check_against(name, result, torch.softmax(scores, -1), hint, [
+        (torch.softmax(scores, dim),
+         _t(f"this normalises along dim={dim}; each query's row (the last axis) must sum to 1",
+            f"这是沿 dim={dim} 归一化；应该让每个查询的那一行（最后一个轴）之和为 1"))
+        for dim in (0, 1)
+    ])
     big = torch.tensor([[1000.0, 1001.0, 999.0]], dtype=torch.float64)
     result = _tensor(name, _call(name, fn, big))
     if not torch.isfinite(result).all():
@@ -586,16 +592,16 @@ def check_layer_norm(fn: object, *, name: str, hint: str) -> None:
         if not torch.isfinite(result).all() or _same(result[1:], (centred / var.sqrt())[1:]):
             _fail(name, _t("without eps a constant token divides 0 by 0; add eps to the variance",
                            "没有 eps 时，常数词会出现 0 除以 0；把 eps 加到方差上"), hint)
-        if _same(result, centred / (var.sqrt() + eps)):
-            _fail(name, _t("eps is added outside the square root: sqrt(var) + eps; it belongs inside: sqrt(var + eps)",
-                           "eps 加在了平方根外面：sqrt(var) + eps；应该在里面：sqrt(var + eps)"), hint)
-        if _same(result, centred / torch.sqrt(x.var(-1, keepdim=True) + eps)):
-            _fail(name, _t("this uses the unbiased variance (divides by n - 1)",
-                           "这里用的是无偏方差（除以 n - 1）"), hint)
         over_batch = (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, unbiased=False, keepdim=True) + eps)
-        if _same(result, over_batch):
-            _fail(name, _t("this normalises over the batch (that is BatchNorm), not over the features",
-                           "这是在批次上归一化（那是 BatchNorm），不是在特征上"), hint)
+        _known_mistakes(name, result, hint, [
+            (centred / (var.sqrt() + eps),
+             _t("eps is added outside the square root: sqrt(var) + eps; it belongs inside: sqrt(var + eps)",
+                "eps 加在了平方根外面：sqrt(var) + eps；应该在里面：sqrt(var + eps)")),
+            (centred / torch.sqrt(x.var(-1, keepdim=True) + eps),
+             _t("this uses the unbiased variance (divides by n - 1)", "这里用的是无偏方差（除以 n - 1）")),
+            (over_batch, _t("this normalises over the batch (that is BatchNorm), not over the features",
+                            "这是在批次上归一化（那是 BatchNorm），不是在特征上")),
+        ])
         other = _tensor(name, _call(name, fn, x, 1e-5))
         if torch.allclose(other, result) and not torch.allclose(expected, torch.nn.functional.layer_norm(x, (8,))):
             _fail(name, _t("the result does not change with eps: use the eps argument, not a constant",

@@ -240,15 +240,16 @@ class LiveFigure:
         # Animated artists are left out of canvas.draw(): a background without them. Matplotlib before 3.11 draws
         # an animated AxesImage all the same, and a transparent (NaN) cell would then show the old picture
         # through it, so images are hidden instead; they lie inside their axes and do not move the layout.
-        shown = [artist.get_visible() for artist in redraw]
+        images = [artist for artist in redraw if isinstance(artist, AxesImage) and artist.get_visible()]
         for artist in redraw:
             artist.set_animated(True)
-            if isinstance(artist, AxesImage):
-                artist.set_visible(False)
+        for image in images:
+            image.set_visible(False)
         canvas.draw()
-        for artist, visible in zip(redraw, shown):
+        for artist in redraw:
             artist.set_animated(False)  # the figure stays as it was for anyone else who draws it
-            artist.set_visible(visible)
+        for image in images:
+            image.set_visible(True)
         # keyed after the draw: the constrained layout may have moved the axes
         self._backgrounds[background_key(self.fig)] = canvas.copy_from_bbox(self.fig.bbox)
         while len(self._backgrounds) > BACKGROUNDS_KEPT:
