@@ -276,6 +276,16 @@ def test_seed_everything_sets_one_thread(restore_threads):
     assert torch.get_num_threads() == 2
 
 
+def test_seed_everything_asks_for_deterministic_kernels_without_loading_the_compiler():
+    """A fresh interpreter, like a notebook's kernel: torch's switch is on (warnings only), and the 1 s import of
+    torch._inductor that torch.use_deterministic_algorithms makes is not paid."""
+    code = ("import sys, torch; from helpers.reproducibility import seed_everything; seed_everything(0); "
+            "print(torch.are_deterministic_algorithms_enabled(), "
+            "torch.is_deterministic_algorithms_warn_only_enabled(), 'torch._inductor' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["True", "True", "False"]
+
+
 def test_threads_sets_and_restores_even_on_error(restore_threads):
     use_course_threads()
     with threads(2) as count:
