@@ -14,8 +14,12 @@ from collections.abc import Sequence
 import numpy as np
 import PIL.Image
 import torch
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.artist import Artist
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties, findfont, get_font
+from matplotlib.text import Text
 
 from helpers.course import say
 from helpers.fonts import use_cjk_font
@@ -25,7 +29,7 @@ try:  # Chinese tokens and labels draw with the CJK font that the course's set-u
 except RuntimeError:  # no CJK font on this machine: Latin figures are unaffected (make lab names the package)
     pass
 
-__all__ = ["new_figure", "Heatmap", "heatmap", "head_grid", "agg_canvas", "encode_png", "to_png", "show"]
+__all__ = ["new_figure", "CellValues", "Heatmap", "heatmap", "head_grid", "agg_canvas", "encode_png", "to_png", "show"]
 
 ANNOTATE_MAX = 10  # write the values into the cells of matrices up to this size
 
@@ -44,6 +48,62 @@ def _as_array(matrix: object) -> np.ndarray:
     if array.ndim != 2:
         raise ValueError(f"matrix must be 2-D (queries, keys); got shape {array.shape}")
     return array
+
+
+class CellValues(Artist):
+    """Strings written into the cells of a ``rows x cols`` heatmap, centred, each in its own colour.
+
+    What one ``ax.text`` per cell would draw, made for live figures: matplotlib lays out and rasterizes every
+    Text again at each draw, and the 64 values of an 8 x 8 heatmap then cost most of a move (25 of 32 ms of
+    drawing). Here Agg gets each distinct (string, colour) rasterized once by FreeType, as its own text is, and
+    then only copies it; any other renderer (PDF, SVG) gets ordinary Text artists.
+    """
+
+    def __init__(self, ax, rows: int, cols: int, *, fontsize: float = 8.0) -> None:
+        super().__init__()
+        self.xy = np.array([(j, i) for i in range(rows) for j in range(cols)], dtype=float)  # (cells, 2) x, y
+        self.strings = [""] * (rows * cols)  # row by row, like matrix.ravel()
+        self.colours = ["black"] * (rows * cols)
+        self.font = FontProperties(size=fontsize)
+        self._bitmaps: dict[tuple, np.ndarray] = {}  # (string, colour, dpi) -> (h, w, 4) RGBA
+        self.set_zorder(Text.zorder)
+        ax.add_artist(self)  # in data coordinates, clipped to the axes
+
+    def set_values(self, strings: Sequence[str], colours: Sequence[str]) -> None:
+        self.strings, self.colours = list(strings), list(colours)
+        self.stale = True
+
+    def _bitmap(self, string: str, colour: str, dpi: float) -> np.ndarray:
+        key = (string, colour, dpi)
+        if key not in self._bitmaps:
+            font = get_font(findfont(self.font))
+            font.set_size(self.font.get_size_in_points(), dpi)
+            font.set_text(string, 0, flags=get_hinting_flag())
+            font.draw_glyphs_to_bitmap(antialiased=True)
+            coverage = np.asarray(font.get_image())[::-1]  # (h, w); draw_image wants the bottom row first
+            bitmap = np.empty((*coverage.shape, 4), np.uint8)
+            bitmap[..., :3] = np.round(np.array(to_rgba(colour)[:3]) * 255)
+            bitmap[..., 3] = coverage
+            self._bitmaps[key] = bitmap
+        return self._bitmaps[key]
+
+    def draw(self, renderer) -> None:
+        if not self.get_visible():
+            return
+        if not isinstance(renderer, RendererAgg):
+            for (x, y), string, colour in zip(self.xy, self.strings, self.colours):
+                Text(x, y, string, color=colour, ha="center", va="center", fontproperties=self.font,
+                     transform=self.get_transform(), figure=self.figure).draw(renderer)
+            return
+        gc = renderer.new_gc()
+        self._set_gc_clip(gc)
+        for (x, y), string, colour in zip(self.get_transform().transform(self.xy), self.strings, self.colours):
+            if string:
+                bitmap = self._bitmap(string, colour, renderer.dpi)
+                height, width = bitmap.shape[:2]
+                renderer.draw_image(gc, round(x - width / 2), round(y - height / 2), bitmap)
+        gc.restore()
+        self.stale = False
 
 
 class Heatmap:
@@ -88,11 +148,7 @@ class Heatmap:
             ax.set_title(title)
         if annotate is None:
             annotate = rows <= ANNOTATE_MAX and cols <= ANNOTATE_MAX
-        self.texts = []
-        if annotate:
-            for i in range(rows):
-                for j in range(cols):
-                    self.texts.append(ax.text(j, i, "", ha="center", va="center", fontsize=8))
+        self.values = CellValues(ax, rows, cols) if annotate else None
         if colorbar:
             ax.figure.colorbar(self.image, ax=ax, shrink=0.85)
         self.update(array)
@@ -105,11 +161,10 @@ class Heatmap:
                 f"matrix must keep the heatmap's shape {self.image.get_array().shape}; got {array.shape}"
             )
         self.image.set_data(array)
-        if self.texts:
+        if self.values is not None:
             middle = (self.vmin + self.vmax) / 2
-            for text, value in zip(self.texts, array.ravel()):
-                text.set_text(format(value, self.fmt))
-                text.set_color("black" if value > middle else "white")
+            self.values.set_values([format(value, self.fmt) for value in array.ravel()],
+                                   ["black" if value > middle else "white" for value in array.ravel()])
         if title is not None:
             self.ax.set_title(title)
 
@@ -169,9 +224,11 @@ def agg_canvas(fig: Figure) -> FigureCanvasAgg:
 
 
 def encode_png(canvas: FigureCanvasAgg) -> bytes:
-    """What the canvas holds now, as PNG bytes; Pillow with light compression, a fast encode."""
+    """What the canvas holds now, as RGB PNG bytes (the figures are opaque: no alpha channel to encode, and
+    none for a dark theme to show through); Pillow with light compression, a fast encode."""
     buffer = io.BytesIO()
-    PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
+    rgb = PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).convert("RGB")
+    rgb.save(buffer, format="png", compress_level=1)
     return buffer.getvalue()
 
 

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 import helpers.widgets
-from helpers.plotting import head_grid, heatmap, new_figure, to_png
+from helpers.plotting import CellValues, agg_canvas, head_grid, heatmap, new_figure, to_png
 from helpers.widgets import BACKGROUNDS_KEPT, STATIC_TEXT, LiveFigure, StaleBlitError, live_figures, move_every_control
 
 matplotlib.use("Agg")
@@ -28,12 +28,38 @@ def test_heatmap_has_tokens_on_both_axes_values_in_cells_and_fixed_limits():
     fig, hm = heatmap(torch.eye(3), ["a", "b", "c"], ["x", "y", "z"])
     assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["a", "b", "c"]
     assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["x", "y", "z"]
-    assert [t.get_text() for t in hm.texts][:4] == ["1.00", "0.00", "0.00", "0.00"]
+    assert hm.values.strings[:4] == ["1.00", "0.00", "0.00", "0.00"]
     assert hm.image.get_clim() == (0.0, 1.0)
     assert hm.image.get_cmap().name == "viridis"
     assert fig.get_facecolor()[3] == 1.0  # opaque
     hm.update(torch.full((3, 3), 0.5))
-    assert hm.texts[0].get_text() == "0.50" and hm.image.get_clim() == (0.0, 1.0)
+    assert hm.values.strings[0] == "0.50" and hm.image.get_clim() == (0.0, 1.0)
+
+
+def test_cell_values_are_drawn_in_their_cells_in_their_colours():
+    """The values drawn by CellValues (cached bitmaps) land in the middle of their cells, dark on the bright
+    cells and light on the dark ones; an SVG gets them as text."""
+    matrix = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    plain, written = (np.asarray(PIL.Image.open(io.BytesIO(to_png(heatmap(matrix, annotate=a)[0]))), dtype=float)
+                      for a in (False, True))
+    fig, hm = heatmap(matrix)
+    agg_canvas(fig).draw()
+    for i in range(2):
+        for j in range(2):
+            (left, bottom), (right, top) = hm.ax.transData.transform([(j - 0.5, i + 0.5), (j + 0.5, i - 0.5)])
+            height = plain.shape[0]
+            rows, cols = slice(round(height - top), round(height - bottom)), slice(round(left), round(right))
+            changed = np.abs(written[rows, cols] - plain[rows, cols]).sum(-1) > 60
+            ys, xs = np.nonzero(changed)
+            assert changed.sum() > 20, f"no value drawn in cell {i, j}"
+            centre = np.array(changed.shape) / 2
+            assert np.all(np.abs([ys.mean(), xs.mean()] - centre) < 0.15 * np.array(changed.shape))
+            ink = written[rows, cols][changed][:, :3].mean()
+            assert ink < 100 if matrix[i, j] == 1 else ink > 150, (i, j, ink)
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        svg = io.StringIO()
+        fig.savefig(svg, format="svg")
+    assert svg.getvalue().count(">1.00<") == 2 and svg.getvalue().count(">0.00<") == 2
 
 
 def test_head_grid_has_one_map_per_head():
@@ -235,7 +261,7 @@ def test_check_mode_raises_on_a_stale_fast_redraw(monkeypatch):
     slider.value = 1  # a correct fast redraw passes the check
     assert live.full_redraws == 1 and live.redraws == 2
     real = helpers.widgets.redraw_list
-    monkeypatch.setattr(helpers.widgets, "redraw_list", lambda f: [a for a in real(f) if a not in fig.axes[0].texts])
+    monkeypatch.setattr(helpers.widgets, "redraw_list", lambda f: [a for a in real(f) if not isinstance(a, CellValues)])
     with pytest.raises(StaleBlitError, match="differs from a full draw"):
         slider.value = 2  # the cell texts are left out: the picture would be stale
     assert "differs from a full draw" in live.readout.value
