@@ -685,7 +685,7 @@ class TranslationTask:
 
 
 #: the N = 6 translator of notebook 08 (and of benchmarks/translation_recipe.py): model sizes, then training
-TRANSLATOR = dict(d_model=64, num_heads=4, d_ff=128, dropout=0.0, steps=600, batch_size=64, lr=3e-3, warmup=100,
+TRANSLATOR = dict(d_model=64, num_heads=4, d_ff=128, dropout=0.0, steps=500, batch_size=64, lr=3e-3, warmup=100,
                   final_lr=0.05, n_train=12000)
 
 
