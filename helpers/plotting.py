@@ -90,16 +90,21 @@ class CellValues(Artist):
     def draw(self, renderer) -> None:
         if not self.get_visible():
             return
-        if not isinstance(renderer, RendererAgg):
+        cells = list(zip(self.get_transform().transform(self.xy), self.strings, self.colours))  # pixels
+        try:
+            bitmaps = ([self._bitmap(string, colour, renderer.dpi) if string else None for _, string, colour in cells]
+                       if isinstance(renderer, RendererAgg) else None)
+        except (AttributeError, TypeError):  # a matplotlib whose FreeType calls differ: plain Text below
+            bitmaps = None
+        if bitmaps is None:
             for (x, y), string, colour in zip(self.xy, self.strings, self.colours):
                 Text(x, y, string, color=colour, ha="center", va="center", fontproperties=self.font,
                      transform=self.get_transform(), figure=self.figure).draw(renderer)
             return
         gc = renderer.new_gc()
         self._set_gc_clip(gc)
-        for (x, y), string, colour in zip(self.get_transform().transform(self.xy), self.strings, self.colours):
+        for ((x, y), string, _), bitmap in zip(cells, bitmaps):
             if string:
-                bitmap = self._bitmap(string, colour, renderer.dpi)
                 height, width = bitmap.shape[:2]
                 renderer.draw_image(gc, round(x - width / 2), round(y - height / 2), bitmap)
         gc.restore()

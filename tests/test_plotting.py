@@ -17,6 +17,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+import helpers.plotting
 import helpers.widgets
 from helpers.plotting import CellValues, agg_canvas, head_grid, heatmap, new_figure, to_png
 from helpers.widgets import BACKGROUNDS_KEPT, STATIC_TEXT, LiveFigure, StaleBlitError, live_figures, move_every_control
@@ -60,6 +61,19 @@ def test_cell_values_are_drawn_in_their_cells_in_their_colours():
         svg = io.StringIO()
         fig.savefig(svg, format="svg")
     assert svg.getvalue().count(">1.00<") == 2 and svg.getvalue().count(">0.00<") == 2
+
+
+def test_cell_values_fall_back_to_text_when_freetype_calls_differ(monkeypatch):
+    """Another matplotlib's FreeType wrapper (the fast path's calls fail) still gets the values, as Text."""
+    matrix = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    fast = to_png(heatmap(matrix)[0])
+
+    def changed_api(*args, **kwargs):
+        raise AttributeError("FT2Font has no such method")
+
+    monkeypatch.setattr(helpers.plotting, "get_font", changed_api)
+    as_text, plain = to_png(heatmap(matrix)[0]), to_png(heatmap(matrix, annotate=False)[0])
+    assert as_text != plain and as_text != fast
 
 
 def test_head_grid_has_one_map_per_head():
