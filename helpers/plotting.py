@@ -90,9 +90,9 @@ class CellValues(Artist):
     def draw(self, renderer) -> None:
         if not self.get_visible():
             return
-        cells = list(zip(self.get_transform().transform(self.xy), self.strings, self.colours))  # pixels
         try:
-            bitmaps = ([self._bitmap(string, colour, renderer.dpi) if string else None for _, string, colour in cells]
+            bitmaps = ([self._bitmap(string, colour, renderer.dpi) if string else None
+                        for string, colour in zip(self.strings, self.colours)]
                        if isinstance(renderer, RendererAgg) else None)
         except (AttributeError, TypeError):  # a matplotlib whose FreeType calls differ: plain Text below
             bitmaps = None
@@ -103,8 +103,8 @@ class CellValues(Artist):
             return
         gc = renderer.new_gc()
         self._set_gc_clip(gc)
-        for ((x, y), string, _), bitmap in zip(cells, bitmaps):
-            if string:
+        for (x, y), bitmap in zip(self.get_transform().transform(self.xy), bitmaps):  # x, y in pixels
+            if bitmap is not None:
                 height, width = bitmap.shape[:2]
                 renderer.draw_image(gc, round(x - width / 2), round(y - height / 2), bitmap)
         gc.restore()
@@ -167,9 +167,9 @@ class Heatmap:
             )
         self.image.set_data(array)
         if self.values is not None:
-            middle = (self.vmin + self.vmax) / 2
-            self.values.set_values([format(value, self.fmt) for value in array.ravel()],
-                                   ["black" if value > middle else "white" for value in array.ravel()])
+            middle, values = (self.vmin + self.vmax) / 2, array.ravel()
+            self.values.set_values([format(value, self.fmt) for value in values],
+                                   ["black" if value > middle else "white" for value in values])
         if title is not None:
             self.ax.set_title(title)
 

@@ -171,17 +171,19 @@ def wait_idle(page, timeout_ms: int) -> None:
     page.wait_for_selector('.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=timeout_ms)
 
 
+# A JavaScript expression: the text of every code cell's prompt ("[3]:", "[*]:", "[ ]:"), top to bottom.
+PROMPT_TEXTS = ("Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))"
+                ".map(e => e.textContent.trim())")
+
 # Set once any code cell's prompt turns "[*]:" (queued or running). The saved notebook already shows the final
 # numbers, so numbered prompts alone cannot tell a finished run from one that has not started yet.
-WATCH_RUN = """() => {
+WATCH_RUN = ("""() => {
   window.courseRunStarted = false;
-  const running = () => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))
-    .some(e => e.textContent.trim() === '[*]:');
   const observer = new MutationObserver(() => {
-    if (running()) { window.courseRunStarted = true; observer.disconnect(); }
+    if (PROMPT_TEXTS.includes('[*]:')) { window.courseRunStarted = true; observer.disconnect(); }
   });
   observer.observe(document.querySelector('.jp-Notebook'), {subtree: true, childList: true, characterData: true});
-}"""
+}""".replace("PROMPT_TEXTS", PROMPT_TEXTS))
 
 
 def run_all(page) -> None:
@@ -203,10 +205,7 @@ def run_all(page) -> None:
 
 
 def prompts(page) -> list[str]:
-    return page.evaluate(
-        "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))"
-        ".map(e => e.textContent.trim())"
-    )
+    return page.evaluate(f"() => {PROMPT_TEXTS}")
 
 
 # Timed in the page's own clock, so the test's round trips to the browser are not counted: from the first input
@@ -322,8 +321,7 @@ def check_notebook(lab, browser, name: str) -> None:
         # Done when no cell is queued or running ([*]) and some cell has a number: a cell that stops the run or a
         # prompt that is missing then fails at once on the assert below, not after the whole timeout.
         page.wait_for_function(
-            "() => { const p = Array.from(document.querySelectorAll("
-            "'.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')).map(e => e.textContent.trim());"
+            f"() => {{ const p = {PROMPT_TEXTS};"
             " return !p.includes('[*]:') && p.some(t => /^\\[\\d+\\]:$/.test(t)); }",
             timeout=RUN_TIMEOUT_MS,
         )
