@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from offline import OFFLINE_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", *OFFLINE_ARGS,
 ]
 
 

@@ -155,3 +155,20 @@ def test_the_blocker_stops_and_records_a_request_to_another_host(browser):
     context.close()
     assert sorted(blocked) == ["GET http://192.0.2.1/figure.png", "GET https://192.0.2.1/x.js"]
     assert width == 0
+
+
+def test_the_blocker_records_a_websocket_to_another_host_and_the_browser_fails_it(browser):
+    """A WebSocket is not routed (that would slow every kernel message): Chromium's dead proxy fails it and the
+    page's websocket event records it (the kernels' loopback WebSockets in the JupyterLab tests bypass the proxy)."""
+    context = browser.new_context()
+    blocked = block_non_loopback(context)
+    page = context.new_page()
+    page.set_content("<p>offline</p>")
+    outcome = page.evaluate("""() => new Promise(done => {
+      const socket = new WebSocket('ws://192.0.2.1/kernel');
+      socket.onopen = () => done('open');
+      socket.onerror = () => done('error');
+    })""")
+    context.close()
+    assert outcome == "error"
+    assert blocked == ["WEBSOCKET ws://192.0.2.1/kernel"]
