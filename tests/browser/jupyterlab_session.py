@@ -188,20 +188,24 @@ WATCH_RUN = ("""() => {
 
 def run_all(page) -> None:
     """Run > Run All Cells, as a learner does; started once some cell's prompt has shown "[*]:" (watched from
-    before the click: a short notebook may be done again before we look). A menu click that did not take is
+    before the click: a short notebook may be done again before we look). A dialog over the page is closed
+    first (one once took the menu click: zh/00, at the start of a CI run); a menu click that did not take is
     tried again, twice."""
+    dialogs: list[str] = []
     for attempt in range(3):
+        dialogs += close_dialogs(page)
         page.evaluate(WATCH_RUN)
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
         try:
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click(timeout=10_000)
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click(timeout=10_000)
             page.wait_for_function("() => window.courseRunStarted", timeout=15_000)
             return
         except PlaywrightTimeout:
             SCREENSHOTS.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / f"run-all-did-not-start-{attempt}.png"))
             page.keyboard.press("Escape")
-    raise AssertionError("Run > Run All Cells did not start the notebook (see the screenshots)")
+    raise AssertionError(f"Run > Run All Cells did not start the notebook (see the screenshots); dialogs closed "
+                         f"on the way: {dialogs}")
 
 
 def prompts(page) -> list[str]:
