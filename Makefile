@@ -3,12 +3,16 @@
 #   PYTHON=python3.12    the interpreter for .venv (default: the first of python3.11, 3.12, 3.13, 3.10, 3.14,
 #                        python3 that is 3.10-3.14; tools/find_python.sh says what it needs when none fits)
 #   TORCH_INDEX=<url>    an extra pip index for torch, e.g. PyTorch's CPU wheel index on Linux (see README)
+#   LANG=zh              make lab: JupyterLab's menus in Chinese, opening zh/00_start_here.ipynb (also when your
+#                        locale is zh_CN.UTF-8 or another zh one)
 PYTHON ?=
 TORCH_INDEX ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
+LAB_ZH   := $(filter zh%,$(LANG))
+LAB_ZH_SETTINGS := $(VENV)/lab-user-settings-zh
 TORCH_PIP := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
 .PHONY: lab restore test lint unit notebooks build browser site bench chromium fonts clean
@@ -24,12 +28,16 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	$(BIN)/python tools/lab_settings.py
 	touch $(STAMP)
 
-## lab: install, then JupyterLab on my-notebooks/, your own git-ignored copy (127.0.0.1, a token in the URL)
+## lab: install, then JupyterLab on my-notebooks/, your own git-ignored copy (127.0.0.1, a token in the URL);
+##      make lab LANG=zh: JupyterLab in Chinese, on zh/00_start_here.ipynb
 lab: $(STAMP)
 	@$(MAKE) --no-print-directory fonts || true
 	@$(BIN)/python tools/learner_copy.py sync
+	$(if $(LAB_ZH),@$(BIN)/python tools/lab_settings.py --locale zh_CN $(LAB_ZH_SETTINGS))
 	@$(BIN)/jupyter lab --notebook-dir=my-notebooks --ServerApp.ip=127.0.0.1 --no-browser \
 	  --ServerApp.log_level=WARN --LabApp.log_level=WARN \
+	  $(if $(LAB_ZH),--LabApp.user_settings_dir=$(LAB_ZH_SETTINGS) \
+	    --ServerApp.default_url=/lab/tree/zh/00_start_here.ipynb) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## restore: put back the course's version of one notebook in my-notebooks/ (yours kept as .bak): make restore NB=03

@@ -1,26 +1,31 @@
 """The course map: each notebook, the section of the lecture note it covers, and what it shows.
 
 This is the one place the map is kept. Notebook 00 prints it, each notebook's first cell quotes its section
-(``> **Article:** ...``) and README's table lists it; tests/test_course_map.py checks that they all agree.
-The lecture note is 【NLP251】Transformer中的Attention机制.
+(``> **Article:** ...`` in English, ``> **讲义章节：** ...`` in Chinese) and README's table lists it;
+tests/test_course_map.py checks that they all agree. The lecture note is 【NLP251】Transformer中的Attention机制.
+
+It also says which edition is running. The edition belongs to the notebook: each built notebook's first (hidden)
+code cell sets ``COURSE_LANG`` to its own language (tools/colab_bootstrap.py), so a Chinese notebook speaks
+Chinese wherever its kernel runs (notebooks/zh/, Colab, Binder, a renamed folder, nbclient) and an English one
+speaks English.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 NOTE_TITLE = "【NLP251】Transformer中的Attention机制"
 
 
+EDITIONS = ("en", "zh")
+
+
 def edition() -> str:
-    """The edition being run, ``"zh"`` or ``"en"``: ``COURSE_LANG`` if set, else Chinese when the kernel runs in a
-    ``zh`` folder (``notebooks/zh/``, where JupyterLab starts the Chinese notebooks' kernels)."""
-    chosen = os.environ.get("COURSE_LANG", "").lower()
-    if chosen in ("en", "zh"):
-        return chosen
-    return "zh" if Path.cwd().name == "zh" else "en"
+    """The edition being run, ``"zh"`` or ``"en"``: ``COURSE_LANG`` (set by the notebook's first cell), else
+    English. A value other than en or zh (``zh_CN``, ``ZH``) is read by its first two letters."""
+    chosen = os.environ.get("COURSE_LANG", "").strip().lower()[:2]
+    return chosen if chosen in EDITIONS else "en"
 
 
 def say(en: str, zh: str) -> str:
@@ -31,18 +36,23 @@ def say(en: str, zh: str) -> str:
 @dataclass(frozen=True)
 class Notebook:
     name: str
-    section: str  # the note's own heading(s), as the notebook's first cell quotes them
+    section: str  # the note's own heading(s), as the English edition's first cell quotes them
     what: str  # what the learner sees, runs and checks (English)
     what_zh: str  # the same, for the Chinese edition
+    section_zh: str = ""  # the heading(s) as the Chinese edition quotes them, when not the same as ``section``
 
     def describe(self) -> str:
         """What the notebook shows, in the edition's language."""
         return self.what_zh if edition() == "zh" else self.what
 
+    def heading(self) -> str:
+        """The note's section this notebook covers, as the edition's first cell quotes it."""
+        return (self.section_zh or self.section) if edition() == "zh" else self.section
+
 
 NOTEBOOKS = [
     Notebook("00_start_here", "the whole note", "how to use the course, environment check, this map",
-             "课程使用说明、环境检查、讲义与笔记本的对照"),
+             "课程使用说明、环境检查、讲义与笔记本的对照", section_zh="整份讲义"),
     Notebook("01_why_self_attention", "问题一：Seq2Seq有什么缺点吗？ / 问题二：模型具有更强的上下文权重信息会怎样？",
              "what Seq2Seq lacks: a fixed context vector vs attention, measured; relations inside one sequence, "
              "self-attention vs a GRU; gradient reach of an RNN",
@@ -70,16 +80,29 @@ NOTEBOOKS = [
              "在 CPU 上训练 N = 6 的英译中模型；贪心解码与束搜索；交叉注意力与真实词对齐的对比；自己输入句子"),
     Notebook("09_attention_everywhere", "1. 自注意力机制 — the list of architectures that borrow attention",
              "what attention costs against length; the fused kernel; a tiny ViT",
-             "注意力的开销随长度的变化；融合内核；一个小小的 ViT"),
+             "注意力的开销随长度的变化；融合内核；一个小小的 ViT",
+             section_zh="1. 自注意力机制——开头列出的借用注意力的各种架构"),
     Notebook("10_attention_today", "beyond the note",
              "online softmax, the KV cache, MQA/GQA, RoPE, sliding windows",
-             "在线 softmax、KV 缓存、MQA/GQA、RoPE、滑动窗口"),
+             "在线 softmax、KV 缓存、MQA/GQA、RoPE、滑动窗口", section_zh="讲义之外"),
 ]
 
 
-def section(name: str) -> str:
-    """The note's section that notebook ``name`` covers."""
-    for notebook in NOTEBOOKS:
-        if notebook.name == name:
-            return notebook.section
+def notebook(name: str) -> Notebook:
+    """The map's entry for notebook ``name`` (e.g. ``"03_scaled_dot_product"``)."""
+    for entry in NOTEBOOKS:
+        if entry.name == name:
+            return entry
     raise ValueError(f"name must be one of the course's notebooks {[n.name for n in NOTEBOOKS]}; got {name!r}")
+
+
+def section(name: str, lang: str = "en") -> str:
+    """The note's section that notebook ``name`` covers, as the ``lang`` edition quotes it."""
+    if lang not in EDITIONS:
+        raise ValueError(f"lang must be one of {EDITIONS}; got {lang!r}")
+    entry = notebook(name)
+    return (entry.section_zh or entry.section) if lang == "zh" else entry.section
+
+
+#: the label before the quoted section in each edition's first cell
+SECTION_LABEL = {"en": "> **Article:**", "zh": "> **讲义章节：**"}

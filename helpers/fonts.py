@@ -11,6 +11,8 @@ from __future__ import annotations
 import matplotlib
 from matplotlib import font_manager
 
+from helpers.course import say
+
 __all__ = ["CJK_FAMILIES", "INSTALL_HINT", "find_cjk_font", "use_cjk_font"]
 
 #: font families with Chinese glyphs, in order of preference
@@ -49,7 +51,8 @@ def use_cjk_font() -> str:
     """
     family = find_cjk_font()
     if family is None:
-        raise RuntimeError(f"no CJK font found for the Chinese labels; install one: {INSTALL_HINT}")
+        raise RuntimeError(say(f"no CJK font found for the Chinese labels; install one: {INSTALL_HINT}",
+                               f"找不到中文字体，图上的中文标签无法显示。请先安装一个：{INSTALL_HINT}"))
     rest = [name for name in matplotlib.rcParams["font.sans-serif"] if name not in ("DejaVu Sans", family)]
     matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans", family, *rest]
     # a generic family ("sans-serif") resolves to one font; an explicit list is what matplotlib falls back along

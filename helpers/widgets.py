@@ -48,12 +48,13 @@ from matplotlib.image import AxesImage
 from matplotlib.text import Text
 from matplotlib.ticker import NullLocator
 
+from helpers.course import edition
 from helpers.plotting import agg_canvas, encode_png
 
 __all__ = ["LiveFigure", "StaleBlitError", "live_figures", "move_every_control"]
 
 BACKGROUNDS_KEPT = 8  # backgrounds remembered per live figure (one per tick labelling seen last), about 1 MB each
-STATIC_TEXT = "<live figure: move the controls in JupyterLab>"
+STATIC_TEXT = {"en": "<live figure: move the controls in JupyterLab>", "zh": "<交互图：在 JupyterLab 里拖动控件>"}
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # every LiveFigure of this kernel, for move_every_control
 
 
@@ -274,7 +275,7 @@ class LiveFigure:
         """The widget view, with the current picture as image/png for renderers without a kernel."""
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
-        bundle["text/plain"] = STATIC_TEXT + (f"\n{self.text}" if self.text else "")
+        bundle["text/plain"] = STATIC_TEXT[edition()] + (f"\n{self.text}" if self.text else "")
         return bundle
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -51,8 +52,9 @@ def test_the_defaults_come_from_pyproject():
     pin = [line for line in lock if line.startswith("torch")]
     assert pin == [cb.TORCH_PIN], "the first cell installs the torch the course is tested with (the lock)"
     assert cb.torch_is_compatible(pin[0].split("==")[1])  # the pin itself is in the range
+    colab_has = {"torch", "ipykernel", "jupyterlab", "jupyterlab-language-pack-zh-cn"}  # Colab's UI is not JupyterLab
     assert set(cb.COLAB_DEPENDENCIES) == {d for d in project["dependencies"]
-                                          if d.split(">")[0].split("=")[0] not in {"torch", "ipykernel", "jupyterlab"}}
+                                          if d.split(">")[0].split("=")[0].lower() not in colab_has}
     commands = cb.plan("2.6.0", True)
     assert commands[-1][3:] == cb.COLAB_DEPENDENCIES
     assert cb.REPOSITORY in commands[0][-1]
@@ -103,14 +105,27 @@ def test_plan_rejects_bad_arguments():
         cb.plan("2.5.0", True, dependencies=["torch>=2"])
 
 
-def test_the_cell_source_runs_alone_and_plans_like_the_module(capsys):
-    source = cb.cell_source("owner/course")
+@pytest.mark.parametrize(("lang", "said"), [("en", "Not on Colab: nothing to install"),
+                                            ("zh", "不在 Colab 上，无需安装")])
+def test_the_cell_source_runs_alone_and_plans_like_the_module(monkeypatch, capsys, lang, said):
+    monkeypatch.setenv("COURSE_LANG", "en" if lang == "zh" else "zh")  # the cell sets it, whatever it was
+    source = cb.cell_source("owner/course", lang=lang)
     assert "from helpers" not in source and "tomllib" not in source  # stdlib only, nothing of the course
     namespace: dict = {"__name__": "first_cell"}
     exec(compile(source, "first_cell", "exec"), namespace)  # not on Colab: prints, installs nothing
-    assert "Not on Colab: nothing to install" in capsys.readouterr().out
+    assert said in capsys.readouterr().out
+    assert os.environ["COURSE_LANG"] == lang  # the notebook's edition, for helpers.course.edition()
     for version in (None, "2.2.0", "2.6.0+cu124"):
         assert namespace["plan"](version, True) == cb.plan(version, True, repo="owner/course")
+
+
+def test_the_two_editions_cells_differ_only_in_the_edition():
+    en, zh = (cb.cell_source("owner/course", lang=lang).splitlines() for lang in ("en", "zh"))
+    assert [(a, b) for a, b in zip(en, zh) if a != b] == [
+        ('os.environ["COURSE_LANG"] = \'en\'  # the language of this notebook\'s edition',
+         'os.environ["COURSE_LANG"] = \'zh\'  # the language of this notebook\'s edition')]
+    with pytest.raises(ValueError, match="lang must be one of"):
+        cb.cell_source("owner/course", lang="fr")
 
 
 def test_main_dry_run_prints_the_colab_plan(monkeypatch, capsys):

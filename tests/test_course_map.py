@@ -22,10 +22,26 @@ def test_the_map_lists_every_notebook_in_course_order():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_each_notebook_quotes_its_section(name):
-    for path in [ROOT / "notebooks" / f"{name}.ipynb", ROOT / "notebooks" / "zh" / f"{name}.ipynb"]:
-        if path.exists():
-            first = nbformat.read(path, as_version=4).cells[0].source
-            assert f"> **Article:** {course.section(name)}" in first, f"{path.name}: quote helpers/course.py's section"
+    editions = [("en", ROOT / "notebooks" / f"{name}.ipynb"), ("zh", ROOT / "notebooks" / "zh" / f"{name}.ipynb")]
+    for lang, path in editions:
+        first = nbformat.read(path, as_version=4).cells[0].source
+        quote = f"{course.SECTION_LABEL[lang]} {course.section(name, lang)}"
+        assert quote in first, f"{lang}/{path.name}: quote helpers/course.py's section as {quote!r}"
+        other = course.SECTION_LABEL["zh" if lang == "en" else "en"]
+        assert other not in first, f"{lang}/{path.name}: the other edition's label {other!r}"
+
+
+def test_the_chinese_headings_are_chinese_where_the_note_is():
+    for entry in course.NOTEBOOKS:
+        zh = course.section(entry.name, "zh")
+        english_words = re.findall(r"[A-Za-z]{3,}(?: [A-Za-z]{2,}){2,}", zh)
+        # the note's own English headings (1.3.1 Scaled Dot-Product Attention) stay; the course's own words do not
+        assert all(words in NOTE_HEADINGS for words in english_words), (entry.name, english_words)
+    with pytest.raises(ValueError, match="lang must be one of"):
+        course.section("03_scaled_dot_product", "fr")
+
+
+NOTE_HEADINGS = {"Scaled Dot-Product Attention", "Multi-Head Attention"}
 
 
 def test_readme_table_agrees_with_the_map():

@@ -303,7 +303,7 @@ def test_live_figure_output_carries_the_widget_the_picture_and_a_fixed_text():
     bundle = live._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == live.widget.model_id
     assert base64.b64decode(bundle["image/png"]) == live.image.value
-    assert bundle["text/plain"] == f"{STATIC_TEXT}\nstep 3", "deterministic text, for nbval"
+    assert bundle["text/plain"] == f"{STATIC_TEXT['en']}\nstep 3", "deterministic text, for nbval"
 
 
 @pytest.mark.parametrize("bad, match", [

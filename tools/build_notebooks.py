@@ -14,8 +14,9 @@ Usage (from the repository root, with the course's virtualenv):
     .venv/bin/python tools/build_notebooks.py 03 08              # only these notebooks (by number or name)
     .venv/bin/python tools/build_notebooks.py --check            # exit 1 if a built notebook differs from its source
 
-Each edition runs in a fresh kernel started in its own folder (execution counts 1, 2, 3, ...); there
-``helpers.course.edition()`` tells the checkers which language to speak. What is saved holds
+Each edition runs in a fresh kernel started in its own folder (execution counts 1, 2, 3, ...). Its first code cell
+sets ``COURSE_LANG`` to the edition's language, so ``helpers.course.edition()`` tells the checkers which language
+to speak wherever the notebook runs. What is saved holds
 no per-cell timestamps and no widget state, so a re-run changes the file only where an output changed.
 tests/test_notebook_sources.py checks that every built notebook equals its source.
 """
@@ -99,9 +100,10 @@ def banner(name: str, lang: str, languages_built: list[str]) -> str:
     return " · ".join(parts)
 
 
-def bootstrap_cell() -> nbformat.NotebookNode:
-    """The first code cell: on Colab it installs the course (tools/colab_bootstrap.py); elsewhere it does nothing."""
-    return nbformat.v4.new_code_cell(cell_source().rstrip("\n"), metadata={
+def bootstrap_cell(lang: str) -> nbformat.NotebookNode:
+    """The first code cell: it sets the edition (``COURSE_LANG``), and on Colab it installs the course
+    (tools/colab_bootstrap.py). The one code cell in which the two editions differ."""
+    return nbformat.v4.new_code_cell(cell_source(lang=lang).rstrip("\n"), metadata={
         "tags": ["bootstrap"], "jupyter": {"source_hidden": True}})
 
 
@@ -119,7 +121,7 @@ def edition(source: nbformat.NotebookNode, lang: str, name: str, *, run_solution
     if nb.cells and nb.cells[0].cell_type == "markdown":
         nb.cells[0].source = nb.cells[0].source.rstrip("\n") + "\n\n" + banner(name, lang, languages(source))
     first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
-    nb.cells.insert(first_code, bootstrap_cell())
+    nb.cells.insert(first_code, bootstrap_cell(lang))
     seen: set[str] = set()
     for cell in nb.cells:
         cell.metadata.pop("lang", None)

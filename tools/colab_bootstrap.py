@@ -3,11 +3,15 @@
 On Colab the course must not replace Colab's own torch (the exact CPU pin ``torch==2.13.0`` would): with a torch
 in ``TORCH_COMPATIBLE`` already there, the course is installed with ``pip install --no-deps`` and its other
 run-time dependencies are installed by name, so pip never touches torch. Without one, the pin is installed.
-Outside Colab (a local ``make lab``, Binder) the cell does nothing: those set-ups install the course themselves.
+Outside Colab (a local ``make lab``, Binder) it installs nothing: those set-ups install the course themselves.
+Everywhere, the cell first sets ``COURSE_LANG`` to the notebook's edition, so that ``helpers`` speaks the
+notebook's language wherever it runs (helpers.course.edition); it is the one code cell in which the two editions
+of a notebook differ.
 
     python tools/colab_bootstrap.py            # what the first cell runs (prints and runs the pip commands)
     python tools/colab_bootstrap.py --dry-run  # prints them only
     python tools/colab_bootstrap.py --cell     # prints the first cell's source, for tools/build_notebooks.py
+    python tools/colab_bootstrap.py --cell zh  # the same for the Chinese edition
 
 The GitHub owner/name comes from ONE place: ``[project.urls] Repository`` in pyproject.toml (a GitHub URL);
 until pyproject has it, ``FALLBACK_REPOSITORY``. Everything between the ``cell`` markers below uses only the
@@ -29,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FALLBACK_REPOSITORY = "attention-step-by-step/attention-step-by-step"  # until pyproject has [project.urls]
 BRANCH = "main"
 # Installed by Colab itself or not needed there: the kernel and JupyterLab are Colab's.
-NOT_ON_COLAB = {"torch", "ipykernel", "jupyterlab"}
+NOT_ON_COLAB = {"torch", "ipykernel", "jupyterlab", "jupyterlab-language-pack-zh-cn"}
 _REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 _NOTEBOOK = re.compile(r"^(?:[a-z]{2}/)?[0-9]{2}_[A-Za-z0-9_]+(?:\.ipynb)?$")
 
@@ -41,6 +45,11 @@ import subprocess  # noqa: E402
 TORCH_PIN = "torch==2.13.0"
 TORCH_COMPATIBLE = ((2, 4), (3, 0))  # [low, high): the course uses nothing newer than torch 2.4 has
 COURSE = "attention-step-by-step @ git+https://github.com/{repo}@{branch}"
+
+
+def _say(en: str, zh: str) -> str:
+    """``en`` or ``zh``, by the notebook's edition (``COURSE_LANG``, set at the top of the cell)."""
+    return zh if os.environ.get("COURSE_LANG", "")[:2].lower() == "zh" else en
 
 
 def torch_is_compatible(version: str) -> bool:
@@ -100,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         if "--dry-run" not in argv:
             subprocess.check_call([sys.executable, "-m", *command])
     if not commands:
-        print("Not on Colab: nothing to install (the course is installed by make lab, environment.yml or Binder).")
+        print(_say("Not on Colab: nothing to install (the course is installed by make lab, environment.yml or Binder).",
+                   "不在 Colab 上，无需安装：课程已由 make lab、environment.yml 或 Binder 装好。"))
     return 0
 # --- cell end ---
 
@@ -149,15 +159,23 @@ def links(notebook_name: str, repo: str | None = None, branch: str = BRANCH) -> 
     return f"[Open in Colab]({colab}) · [Launch Binder]({binder})"
 
 
-def cell_source(repo: str | None = None) -> str:
-    """The first cell's code: the stdlib-only part of this module, with the repository and dependencies fixed."""
+EDITIONS = ("en", "zh")
+
+
+def cell_source(repo: str | None = None, lang: str = "en") -> str:
+    """The first cell's code for the ``lang`` edition: it sets ``COURSE_LANG``, then runs the stdlib-only part of
+    this module, with the repository and dependencies fixed."""
     repo = _check_repo(REPOSITORY if repo is None else repo)
+    if lang not in EDITIONS:
+        raise ValueError(f"lang must be one of {EDITIONS}, got {lang!r}")
     text = Path(__file__).read_text()
     core = text.split("# --- cell begin ---\n", 1)[1].split("# --- cell end ---", 1)[0]
     core = core.replace("  # noqa: E402", "")
     header = (
-        "# Colab only: installs the course and keeps Colab's torch when it is compatible. Elsewhere: nothing.\n"
-        "import re\nimport sys\n\n"
+        "# This notebook's edition, for helpers' messages; then, on Colab only, install the course\n"
+        "# (keeping Colab's torch when it is compatible). Elsewhere nothing is installed.\n"
+        "import os\nimport re\nimport sys\n\n"
+        f"os.environ[\"COURSE_LANG\"] = {lang!r}  # the language of this notebook's edition\n"
         f"REPOSITORY = {repo!r}\nBRANCH = {BRANCH!r}\nCOLAB_DEPENDENCIES = {COLAB_DEPENDENCIES!r}\n"
     )
     return header + core + "\nmain([])\n"
@@ -165,6 +183,6 @@ def cell_source(repo: str | None = None) -> str:
 
 if __name__ == "__main__":
     if "--cell" in sys.argv[1:]:
-        print(cell_source(), end="")
+        print(cell_source(lang="zh" if "zh" in sys.argv[1:] else "en"), end="")
         raise SystemExit(0)
     raise SystemExit(main())

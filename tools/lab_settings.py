@@ -1,6 +1,7 @@
 """Quiet JupyterLab for `make lab`: no news toast, no kernel warning per start. Writes into the venv only.
 
     .venv/bin/python tools/lab_settings.py      # into sys.prefix, the venv running it
+    .venv/bin/python tools/lab_settings.py --locale zh_CN DIR   # a user-settings folder with JupyterLab in Chinese
 
 - ``share/jupyter/lab/settings/overrides.json``: JupyterLab's defaults for this install, here the notification
   settings: no news fetched and no update check, so no toast in the corner of every notebook. A learner can still
@@ -10,6 +11,11 @@
   127.0.0.1 only; the server's own log level is set on its command line in the Makefile).
 
 Existing settings in those files are kept; only these keys are set.
+
+``--locale`` writes a JupyterLab user-settings folder (``--LabApp.user_settings_dir``) whose display language is
+the given one: `make lab LANG=zh` starts JupyterLab with it, so that its menus and dialogs are in Chinese (the
+language pack is jupyterlab-language-pack-zh-CN, installed with the course), while a plain `make lab` keeps
+the learner's own settings and English menus.
 """
 
 from __future__ import annotations
@@ -46,5 +52,27 @@ def write_settings(prefix: Path) -> list[Path]:
     return written
 
 
+LOCALES = ("en", "zh_CN")  # English is JupyterLab's own; zh_CN is the language pack's name for Chinese
+LOCALE_SETTINGS = Path("@jupyterlab/translation-extension/plugin.jupyterlab-settings")
+
+
+def write_locale(user_settings: Path, locale: str) -> Path:
+    """Set JupyterLab's display language in the user-settings folder ``user_settings`` (made if missing); other
+    settings in it are kept. Returns the file written."""
+    if locale not in LOCALES:
+        raise ValueError(f"locale must be one of {LOCALES}; got {locale!r}")
+    path = Path(user_settings) / LOCALE_SETTINGS
+    current = json.loads(path.read_text()) if path.exists() else {}
+    current["locale"] = locale
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=2) + "\n")
+    return path
+
+
 if __name__ == "__main__":
-    write_settings(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(sys.prefix))
+    if sys.argv[1:2] == ["--locale"]:
+        if len(sys.argv) != 4:
+            raise SystemExit("usage: lab_settings.py --locale LOCALE USER_SETTINGS_DIR")
+        write_locale(Path(sys.argv[3]), sys.argv[2])
+    else:
+        write_settings(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(sys.prefix))

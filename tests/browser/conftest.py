@@ -26,6 +26,9 @@ from pathlib import Path
 import pytest
 from offline import OFFLINE_ARGS
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import lab_settings  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -48,9 +51,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory) -> Iterator[Lab]:
-    base = tmp_path_factory.mktemp("lab")
+def serve_lab(base: Path, locale: str | None = None) -> Iterator[Lab]:
+    """JupyterLab on a copy of notebooks/ under ``base``; ``locale`` (e.g. "zh_CN") sets its display language
+    as `make lab LANG=zh` does (tools/lab_settings.py)."""
     root = base / "notebooks"
     shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     settings = base / "settings" / "@jupyterlab" / "notebook-extension"
@@ -60,6 +63,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
     notices.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the screenshots
     (notices / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    if locale is not None:
+        lab_settings.write_locale(base / "settings", locale)
     port, token = free_port(), secrets.token_hex(16)
     command = [
         sys.executable, "-m", "jupyter", "lab", "--no-browser",
@@ -94,6 +99,17 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
             os.kill(server.pid, signal.SIGKILL)
             server.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    yield from serve_lab(tmp_path_factory.mktemp("lab"))
+
+
+@pytest.fixture(scope="session")
+def lab_zh(tmp_path_factory) -> Iterator[Lab]:
+    """JupyterLab with its menus in Chinese (the language pack, as `make lab LANG=zh` starts it)."""
+    yield from serve_lab(tmp_path_factory.mktemp("lab-zh"), locale="zh_CN")
 
 
 @pytest.fixture

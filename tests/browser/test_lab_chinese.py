@@ -4,7 +4,7 @@ test_lab_english.py does the English one: the kernels run in notebooks/zh/, so c
 from __future__ import annotations
 
 import pytest
-from jupyterlab_session import CHINESE, check_notebook, record_latencies  # noqa: F401 (a fixture)
+from jupyterlab_session import CHINESE, check_notebook, close_dialogs, record_latencies, wait_idle  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("record_latencies")]
 
@@ -18,3 +18,20 @@ def test_every_notebook_has_its_chinese_edition():
 @pytest.mark.parametrize("name", CHINESE)
 def test_notebook_runs_and_widgets_respond(lab, browser, name):
     check_notebook(lab, browser, name)
+
+
+def test_make_lab_lang_zh_shows_jupyterlab_itself_in_chinese(lab_zh, browser):
+    """`make lab LANG=zh`'s settings (the language pack, locale zh_CN): the menus are Chinese, and zh/00's first
+    cell, run there, speaks Chinese too."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.goto(f"{lab_zh.url}/lab/tree/zh/00_start_here.ipynb?token={lab_zh.token}&reset")
+    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
+    wait_idle(page, 60_000)
+    close_dialogs(page)
+    menus = [t.strip() for t in page.locator(".lm-MenuBar-itemLabel").all_inner_texts()]
+    assert {"文件", "编辑", "运行", "内核"} <= set(menus), menus
+    assert not {"File", "Edit", "Run", "Kernel"} & set(menus), menus
+    cell = page.locator(".jp-Notebook .jp-CodeCell").first  # the edition's first cell (hidden source)
+    cell.click()
+    page.keyboard.press("Shift+Enter")
+    cell.locator(".jp-OutputArea-output", has_text="不在 Colab 上").wait_for(timeout=60_000)
