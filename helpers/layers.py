@@ -3,6 +3,7 @@ decoder layers.
 
 The layers follow ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` (ReLU, dropout
 in the same places, ``norm_first`` for pre-LN), so that ``from_torch`` copies give the same numbers.
+``activation="gelu"`` gives BERT's feed-forward (helpers.pretrained builds a real BERT encoder from these layers).
 """
 
 from __future__ import annotations
@@ -30,6 +31,19 @@ def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
     table[:, 0::2] = torch.sin(position * frequency)  # (max_len, ceil(d/2))
     table[:, 1::2] = torch.cos(position * frequency[: d_model // 2])  # (max_len, floor(d/2))
     return table.to(torch.get_default_dtype())
+
+
+#: the feed-forward activations by name: the paper's ReLU, and BERT's GELU (the exact, erf form)
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+
+
+def require_activation(name: str, value: object) -> str:
+    """``value`` names one of :data:`ACTIVATIONS`."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, one of {sorted(ACTIVATIONS)}; got {type(value).__name__} {value!r}")
+    if value not in ACTIVATIONS:
+        raise ValueError(f"{name} must be one of {sorted(ACTIVATIONS)}; got {value!r}")
+    return value
 
 
 def _check_embeddings(name: str, x: object, d_model: int, dtype: torch.dtype | None = None) -> Tensor:
@@ -67,11 +81,18 @@ class PositionalEncoding(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """Position-wise feed-forward network: Linear(d_model, d_ff) -> ReLU -> dropout -> Linear(d_ff, d_model)."""
+    """Position-wise feed-forward network: Linear(d_model, d_ff) -> ReLU -> dropout -> Linear(d_ff, d_model).
 
-    def __init__(self, d_model: int, d_ff: int, *, dropout: float = 0.0, bias: bool = True) -> None:
+    ``activation="gelu"`` puts BERT's GELU in place of the ReLU.
+    """
+
+    def __init__(
+        self, d_model: int, d_ff: int, *, dropout: float = 0.0, bias: bool = True, activation: str = "relu"
+    ) -> None:
         super().__init__()
         self.d_model = require_int("d_model", d_model, minimum=1)
+        self.activation = require_activation("activation", activation)
+        self._activation = ACTIVATIONS[activation]
         self.linear1 = nn.Linear(d_model, require_int("d_ff", d_ff, minimum=1), bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(require_dropout("dropout", dropout))
@@ -83,7 +104,7 @@ class FeedForward(nn.Module):
 
     def position_wise(self, x: Tensor) -> Tensor:
         """(..., d_model) -> (..., d_ff) -> (..., d_model), each position on its own (unchecked)."""
-        return self.linear2(self.dropout(F.relu(self.linear1(x))))
+        return self.linear2(self.dropout(self._activation(self.linear1(x))))
 
 
 class Residual(nn.Module):
@@ -121,15 +142,16 @@ class _Layer(nn.Module):
 
     def __init__(
         self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.1, norm_first: bool = False,
-        layer_norm_eps: float = 1e-5, bias: bool = True,
+        layer_norm_eps: float = 1e-5, bias: bool = True, activation: str = "relu",
     ) -> None:
         super().__init__()
         require_dropout("dropout", dropout)
+        require_activation("activation", activation)
         # built in this order so that a seed gives the same weights as PyTorch's layers (and as before)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
         if self._cross_attention:
             self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
         options = dict(dropout=dropout, norm_first=norm_first, layer_norm_eps=layer_norm_eps, bias=bias)
         self.self_attn_residual = Residual(d_model, **options)
         if self._cross_attention:

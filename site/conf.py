@@ -26,7 +26,8 @@ language = "en"
 extensions = ["myst_nb", "sphinx-mathjax-offline", "course_site"]
 root_doc = "index"
 # Only these are pages (notebooks/src/*.md, the MyST sources, are not: the .ipynb has the outputs).
-include_patterns = ["index.md", "map.md", "glossary.md", "corrections.md", "notebooks/*.ipynb", "notebooks/zh/*.ipynb"]
+include_patterns = ["index.md", "map.md", "glossary.md", "corrections.md", "conventions.md", "zh/*.md",
+                    "notebooks/*.ipynb", "notebooks/zh/*.ipynb"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 
 nb_execution_mode = "off"  # the stored outputs, never re-run

@@ -184,12 +184,14 @@ def test_messages_in_chinese_for_the_chinese_edition(monkeypatch, capsys):
     assert "[x] 缩放因子：正确" in capsys.readouterr().out
 
 
-def test_the_language_follows_the_zh_folder(monkeypatch, tmp_path):
+def test_the_language_is_the_notebooks_not_the_folders(monkeypatch, tmp_path):
     (tmp_path / "zh").mkdir()
     monkeypatch.chdir(tmp_path / "zh")
-    assert checks.language() == "zh"
-    monkeypatch.chdir(tmp_path)
-    assert checks.language() == "en"
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    assert checks.language() == "en"  # a folder named zh is no longer a sign: the notebook's first cell says
+    for value, lang in [("zh", "zh"), ("zh_CN", "zh"), ("ZH", "zh"), ("en", "en"), ("fr", "en"), ("", "en")]:
+        monkeypatch.setenv("COURSE_LANG", value)
+        assert checks.language() == lang, value
 
 
 @pytest.fixture
@@ -282,3 +284,151 @@ def test_reference_answers_agree_with_pytorch():
     torch.testing.assert_close(attention(q, k, v), F.scaled_dot_product_attention(q, k, v))
     x = torch.randn(2, 3, 8, dtype=torch.float64)
     torch.testing.assert_close(layer_norm(x, 1e-5), F.layer_norm(x, (8,), eps=1e-5))
+
+
+# --- stable ids for every known mistake, and the progress record's hook -----------------------------------------
+
+
+def test_every_known_mistake_has_a_kebab_case_id_used_by_a_checker():
+    import inspect
+    import re
+
+    source = inspect.getsource(checks)
+    for mistake in checks.MISTAKES.values():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", mistake.id), mistake.id
+        assert mistake.text("en") and mistake.text("zh") and mistake.text("en") != mistake.text("zh")
+        uses = source.count(f'"{mistake.id}"')
+        assert uses >= 2, f"{mistake.id} is registered but no checker names it"
+    named = set(re.findall(r'_mistake\(name, "([a-z0-9-]+)"', source)) | set(
+        re.findall(r'\(.*?, "([a-z0-9-]+)", \{', source))
+    assert named <= set(checks.MISTAKES), named - set(checks.MISTAKES)
+    known = checks.known_mistakes()
+    assert len({(k.exercise, k.id) for k in known}) == len(known), "an id is unique within its exercise"
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", k.id) for k in known)
+
+
+@pytest.mark.parametrize(("checker", "answer", "message"), WRONG,
+                         ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(WRONG)])
+def test_each_wrong_answer_records_its_mistake(checker, answer, message, monkeypatch, tmp_path):
+    import json
+
+    path = tmp_path / "record.jsonl"
+    monkeypatch.setenv("COURSE_RECORD", str(path))
+    with pytest.raises(checks.ExerciseError) as error:
+        RIGHT[checker](answer)
+    (line,) = [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines()]
+    exercise = {"scale": "scale", "toy": "toy-output-sat", "first": "reach", "causal": "causal-mask",
+                "padding": "padding-mask", "combined": "combined-mask", "leak": "no-future-leak",
+                "split": "split-heads", "cross": "cross-attention", "weights": "attention-weights"}.get(
+        checker, checker.replace(" ", "-").lower())
+    assert line["exercise"] == exercise and line["try"] == 1 and line["hint"] is False
+    if line["outcome"] != "wrong":
+        mistake = checks.MISTAKES[line["outcome"]]
+        assert exercise in mistake.exercises or exercise.startswith("toy-output-")
+        assert mistake.text("en")[:25].split("{")[0] in str(error.value)
+    else:
+        generic = ("not the expected value", "expected a", "values differ", "raised", "still below", "earlier",
+                   "integer position", "entries differ", "expected dtype", "expected shape")
+        assert any(g in str(error.value) for g in generic), f"a named mistake needs an id: {error.value}"
+
+
+def test_the_named_mistakes_are_recorded_by_name(monkeypatch, tmp_path):
+    import json
+
+    path = tmp_path / "record.jsonl"
+    monkeypatch.setenv("COURSE_RECORD", str(path))
+    for checker, answer, _ in WRONG:
+        checks.reset_attempts()
+        with pytest.raises(checks.ExerciseError):
+            RIGHT[checker](answer)
+    outcomes = [json.loads(raw)["outcome"] for raw in path.read_text(encoding="utf-8").splitlines()]
+    for expected in ("scale-1-over-dk", "scale-1-over-sqrt-dmodel", "scale-times-sqrt-dk", "softmax-wrong-axis",
+                     "softmax-overflow", "tuple-not-tensor", "attention-no-scale", "attention-scale-1-over-dk",
+                     "pytorch-mask-convention", "causal-upper-triangle", "causal-diagonal-blocked",
+                     "padding-no-query-axis", "padding-masks-queries", "combined-or", "future-leaks",
+                     "leak-blocks-past", "padding-leaks", "split-view-without-transpose", "layer-norm-no-eps",
+                     "layer-norm-eps-outside-sqrt", "pre-ln-is-post-ln", "toy-own-value", "toy-column-of-r"):
+        assert expected in outcomes, expected
+
+
+# --- every learner-facing sentence in the Chinese edition is Chinese ---------------------------------------------
+
+ENGLISH_SENTENCE = r"[A-Za-z]{2,}(?:[ ,']+[A-Za-z]{2,}){2,}"  # three English words in a row
+
+
+def english_in(text: str, allowed: tuple[str, ...] = ()) -> list[str]:
+    import re
+
+    for word in allowed:
+        text = text.replace(word, " ")
+    text = re.sub(r"'[^'\n]*'", " ", text)  # quoted choices and words are data ('same', 'sat'), not sentences
+    return re.findall(ENGLISH_SENTENCE, text)
+
+
+def test_no_english_sentence_in_the_chinese_checkers(monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    said = []
+    for checker, answer, message in WRONG:
+        if "raised" in message:
+            continue  # the learner's own error text (PyTorch's) is quoted as it is
+        for _ in range(2):  # the second time with the hint
+            with pytest.raises(checks.ExerciseError) as error:
+                RIGHT[checker](answer)
+            said.append(str(error.value))
+        checks.reset_attempts()
+    for checker in RIGHT:
+        RIGHT[checker](...)
+    for checker, answer in RIGHT_ANSWERS:
+        RIGHT[checker](answer)
+    with pytest.raises(checks.ExerciseError) as error:
+        checks.check_choice("03-vanishing-not-exploding", "e")
+    said.append(str(error.value))
+    with pytest.raises(checks.ExerciseError) as error:
+        checks.check_prediction("03-scale-and-top-key", "other", "same")
+    said.append(str(error.value))
+    checks.check_prediction("03-scale-and-top-key", "changed", "same")
+    checks.check_prediction("03-scale-and-top-key", ..., "same")
+    checks.check_number("03-score-variance", ...)
+    said.append(capsys.readouterr().out)
+    allowed = ("03-vanishing-not-exploding", "03-scale-and-top-key", "03-score-variance", "attn_mask",
+               "key_padding_mask", "masked_fill", "BatchNorm", "Post-LN", "Pre-LN")
+    found = [(text, english_in(text, allowed)) for text in said if english_in(text, allowed)]
+    assert not found, found
+
+
+def test_the_name_error_line_in_both_editions(monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    checks.show_exercise_errors(shell)
+    try:
+        for lang, expected in [("en", "If an earlier cell defines `nowhere_defined`, run that cell first"),
+                               ("zh", "如果 `nowhere_defined` 是在前面某个单元格里定义的，请先运行那个单元格")]:
+            monkeypatch.setenv("COURSE_LANG", lang)
+            with capture_output() as captured:
+                shell.run_cell("nowhere_defined + 1", store_history=False)
+            output = captured.stdout + captured.stderr
+            assert expected in output, output
+            if lang == "zh":
+                last = output.strip().splitlines()[-1]
+                assert not english_in(last, ("nowhere_defined",)), last
+        monkeypatch.setenv("COURSE_LANG", "zh")
+        with pytest.raises(checks.RunEarlierCellError) as error:
+            checks.require("toy", "7 · 模型", namespace={})
+        assert "还没有定义" in str(error.value) and not english_in(str(error.value))
+    finally:
+        shell.set_custom_exc((), None)
+
+
+def test_slug_and_value_ids():
+    assert checks.slug("expand kv") == "expand-kv" and checks.slug("03-score-variance") == "03-score-variance"
+    assert checks.value_id(37) == "value-37" and checks.value_id(0.99) == "value-0p99"
+    assert checks.value_id(-math.log(99)) == "value-minus4p59512" and checks.value_id(1e-6) == "value-1eminus06"
+    assert checks.value_id(176_312_832) == "value-176312832" and checks.value_id(32.0) == "value-32"
+    with pytest.raises(TypeError, match="text must be a str"):
+        checks.slug(3)
+    with pytest.raises(TypeError, match="name must be the exercise's name"):
+        checks.check_value("", 1, 1)
+    with pytest.raises(ValueError, match="d_k must be a positive integer"):
+        checks.check_scale(0.125, d_k=0)

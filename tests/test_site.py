@@ -174,3 +174,26 @@ def test_docs_pages_and_the_chinese_edition_are_picked_up_when_present(tmp_path,
     assert "| {doc}`03 · Scaling <notebooks/03_scaled_dot_product>` | 1.3.1 Scaled Dot-Product Attention |" \
            " {doc}`03 · 缩放 <notebooks/zh/03_scaled_dot_product>` |" in pages["map"][0]
     assert ":caption: 中文版" in pages["index"][0] and "notebooks/zh/[0-9][0-9]_*" in pages["index"][0]
+
+
+def test_every_docs_page_and_its_chinese_twin_is_a_page(site):
+    for name, path in course_site.DOC_PAGES.items():
+        page, source = site / f"{name}.html", ROOT / "docs" / path
+        assert page.exists(), name
+        if source.exists():
+            first_heading = next(line for line in source.read_text().splitlines() if line.startswith("# "))
+            shown = html.unescape(page.read_text(encoding="utf-8")).replace("\u2019", "'")
+            assert first_heading[2:].strip().replace("`", "") in shown, name
+            assert "has not been written yet" not in shown and "还没有写成" not in shown, name
+
+
+def test_a_chinese_notebook_links_to_the_chinese_docs_page_when_there_is_one(tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    (docs / "zh").mkdir(parents=True)
+    (docs / "zh" / "glossary.md").write_text("# 术语表\n")
+    monkeypatch.setattr(course_site, "DOCS", docs)
+    cell = nbformat.v4.new_markdown_cell("见 [术语表](../../docs/glossary.md) 和 [更正](../../docs/corrections.md)。")
+    for edition, glossary in (("zh", "/zh/glossary"), ("en", "/glossary")):
+        notebook = nbformat.v4.new_notebook(cells=[cell], metadata={"course": {"edition": edition}})
+        text = course_site.read_notebook(nbformat.writes(notebook)).cells[0].source
+        assert f"{{doc}}`术语表 <{glossary}>`" in text and "{doc}`更正 </corrections>`" in text  # no zh twin yet

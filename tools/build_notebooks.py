@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -186,7 +187,8 @@ def run(nb: nbformat.NotebookNode, timeout: int = 600, cwd: Path = NOTEBOOKS, en
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(cwd)}})
     start = time.perf_counter()
-    client.execute(**({"env": env} if env is not None else {}))
+    env = {**os.environ, "COURSE_RECORD": "off", **(env or {})}  # a build is no learner: no progress record
+    client.execute(env=env)
     nb.metadata.pop("widgets", None)  # widget views are live only: no stored widget state
     return time.perf_counter() - start
 

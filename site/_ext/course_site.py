@@ -3,9 +3,11 @@
 - ``read_notebook``: myst-nb's reader for .ipynb. A widget output (live only in a kernel) becomes a short note;
   every other stored output is kept as it is.
 - ``source-read``: the article-section map (map.md) gets its table from each notebook's title and
-  "> **Article:**" line; glossary.md and corrections.md take docs/glossary.md and docs/corrections.md when those
-  exist (their links to ../notebooks/ are rewritten for the site); index.md lists the Chinese edition when
-  notebooks/zh/ has notebooks.
+  "> **Article:**" line; each page of DOC_PAGES (glossary, corrections, conventions, and their Chinese twins
+  zh/glossary, zh/corrections, zh/conventions) takes its docs/ file when that exists (its links to ../notebooks/
+  and to the other docs pages are rewritten for the site); index.md lists the Chinese edition when
+  notebooks/zh/ has notebooks. A Chinese notebook's links to docs/glossary.md (or corrections, conventions) go to
+  the Chinese page when docs/zh/ has it.
 - ``build-finished``: fails the build when a page or style sheet loads anything over http(s).
 """
 
@@ -47,7 +49,10 @@ EXTERNAL_ASSET = re.compile(
 EDITION_LINK = re.compile(r"\[([^\]]+)\]\(((?:zh/|\.\./)[0-9]{2}_\w+)\.ipynb\)")
 
 
-DOCS_LINK = re.compile(r"\[([^\]]*)\]\((?:\.\./)+docs/(glossary|corrections)\.md\)")
+# The site's pages made from docs/: page name -> its file under docs/ (a stub site/<page>.md stands in until then).
+DOC_PAGES = {name: f"{name}.md" for name in (
+    "glossary", "corrections", "conventions", "zh/glossary", "zh/corrections", "zh/conventions")}
+DOCS_LINK = re.compile(r"\[([^\]]*)\]\((?:\.\./)+docs/((?:zh/)?(?:glossary|corrections|conventions))\.md\)")
 
 
 def course_notebooks(edition: str = "") -> list[Path]:
@@ -58,6 +63,7 @@ def course_notebooks(edition: str = "") -> list[Path]:
 def read_notebook(text: str) -> nbformat.NotebookNode:
     """The notebook in ``text`` with each widget output replaced by ``WIDGET_NOTE`` (shown once per cell)."""
     notebook = nbformat.reads(text, as_version=4)
+    edition = notebook.metadata.get("course", {}).get("edition", "en")
     for cell in notebook.cells:
         outputs, noted = [], False
         for output in cell.get("outputs", []):
@@ -74,9 +80,17 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
             cell.outputs = outputs
         elif cell.cell_type == "markdown":  # the link to the other edition, as a page of the site
             cell.source = EDITION_LINK.sub(lambda m: f"{{doc}}`{m.group(1)} <{m.group(2)}>`", cell.source)
-            # a link to docs/glossary.md or docs/corrections.md (from notebooks/ or notebooks/zh/): the site's page
-            cell.source = DOCS_LINK.sub(lambda m: doc_link(m.group(1), "/" + m.group(2)), cell.source)  # from the root
+            # a link to a docs/ page (from notebooks/ or notebooks/zh/): the site's page, from the root; in the
+            # Chinese edition the Chinese page when there is one
+            cell.source = DOCS_LINK.sub(lambda m: doc_link(m.group(1), "/" + edition_doc(m.group(2), edition)),
+                                        cell.source)
     return notebook
+
+
+def edition_doc(name: str, edition: str) -> str:
+    """The page for docs/<name>.md in an edition: zh/<name> for the Chinese one when docs/zh/<name>.md exists."""
+    twin = f"{edition}/{name}"
+    return twin if edition != "en" and twin in DOC_PAGES and (DOCS / DOC_PAGES[twin]).exists() else name
 
 
 def title_and_article(path: Path) -> tuple[str, str]:
@@ -116,19 +130,23 @@ def map_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def rewrite_doc_links(text: str) -> str:
-    """Links of a docs/ page made right for the site's root: ../notebooks/X -> notebooks/X; docs/ pages kept."""
+def rewrite_doc_links(text: str, folder: Path | None = None) -> str:
+    """Links of a docs/ page (in ``folder``, docs/ by default) made right for the site: ../notebooks/X ->
+    notebooks/X, a link to another docs/ page -> that page of the site; every other link kept."""
+    folder = DOCS if folder is None else folder
+    pages = {(DOCS / path).resolve(): name for name, path in DOC_PAGES.items()}
+
     def fix(match: re.Match) -> str:
         label, target = match.group(1), match.group(2)
         if re.match(r"^(?:[a-z]+:|#|/)", target):
             return match.group(0)
         path = target.partition("#")[0]  # a {doc} link names a page; an anchor inside it is dropped
-        resolved = (DOCS / path).resolve()
-        if resolved.is_relative_to(NOTEBOOKS):
-            docname = "notebooks/" + resolved.relative_to(NOTEBOOKS).with_suffix("").as_posix()
-            return doc_link(label, docname)
-        if resolved.parent == DOCS and resolved.stem in ("glossary", "corrections"):
-            return doc_link(label, resolved.stem)
+        resolved = (folder / path).resolve()
+        if resolved.is_relative_to(NOTEBOOKS.resolve()):
+            docname = "notebooks/" + resolved.relative_to(NOTEBOOKS.resolve()).with_suffix("").as_posix()
+            return doc_link(label, "/" + docname if folder != DOCS else docname)
+        if resolved in pages:
+            return doc_link(label, "/" + pages[resolved] if folder != DOCS else pages[resolved])
         return match.group(0)
 
     return re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", fix, text)
@@ -137,8 +155,9 @@ def rewrite_doc_links(text: str) -> str:
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     if docname == "map":
         source[0] = source[0].replace(MARKERS["map"], map_table())
-    elif docname in ("glossary", "corrections") and (DOCS / f"{docname}.md").exists():
-        source[0] = rewrite_doc_links((DOCS / f"{docname}.md").read_text(encoding="utf-8"))
+    elif docname in DOC_PAGES and (DOCS / DOC_PAGES[docname]).exists():
+        path = DOCS / DOC_PAGES[docname]
+        source[0] = rewrite_doc_links(path.read_text(encoding="utf-8"), path.parent)
     elif docname == "index":
         toctree = ""
         if course_notebooks("zh"):
@@ -149,7 +168,7 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
 def always_reread(app: Sphinx, env, added, changed, removed) -> list[str]:
     """The pages made from other files (docs/, the notebooks' first cells, notebooks/zh/) are re-read each build:
     Sphinx's incremental build sees only their own .md, unchanged when docs/glossary.md appears."""
-    return [name for name in MARKERS.keys() | {"glossary", "corrections"} if name in env.found_docs]
+    return [name for name in MARKERS.keys() | DOC_PAGES.keys() if name in env.found_docs]
 
 
 def external_assets(outdir: Path) -> list[str]:

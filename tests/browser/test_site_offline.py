@@ -142,6 +142,30 @@ def test_math_is_typeset_somewhere(site, browser):
     assert not blocked, blocked
 
 
+def test_a_notebook_page_prints_as_the_lesson_alone(site, browser, tmp_path):
+    """The print stylesheet (site/_static/course.css): printed to PDF, a notebook page keeps its text, code and
+    figures and drops the navigation, the header and the sidebars."""
+    url, _ = site
+    context = browser.new_context()
+    blocked = block_non_loopback(context)
+    page = context.new_page()
+    page.goto(f"{url}/notebooks/zh/03_scaled_dot_product.html", wait_until="networkidle")
+    chrome = ".bd-sidebar-primary, .bd-header, .bd-sidebar-secondary, .prev-next-area"
+    assert page.locator(chrome).first.is_visible(), "the screen shows the navigation"
+    page.emulate_media(media="print")
+    hidden = page.evaluate(f"""() => Array.from(document.querySelectorAll('{chrome}'))
+        .every(e => getComputedStyle(e).display === 'none')""")
+    assert hidden, "printed, the navigation is left out"
+    assert page.locator("article img").first.is_visible() and page.locator("article pre").first.is_visible()
+    wide = page.evaluate("""() => Array.from(document.querySelectorAll('article pre'))
+        .filter(e => e.scrollWidth > e.clientWidth + 1).length""")
+    assert wide == 0, f"{wide} code or output blocks would be cut at the page edge"
+    pdf = page.pdf(path=str(tmp_path / "03.pdf"), format="A4")
+    assert pdf[:4] == b"%PDF" and len(pdf) > 50_000
+    context.close()
+    assert not blocked, blocked
+
+
 def test_the_blocker_stops_and_records_a_request_to_another_host(browser):
     """192.0.2.1 is TEST-NET (never routed): the request is aborted in the browser and recorded."""
     assert is_loopback("http://127.0.0.1:8000/x") and is_loopback("http://[::1]/") and is_loopback("data:,x")
