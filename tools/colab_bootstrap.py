@@ -191,6 +191,12 @@ def links(notebook_name: str, repo: str | None = None, branch: str = BRANCH) -> 
 EDITIONS = ("en", "zh")
 
 
+def _words(text: str) -> list[str]:
+    """``text`` cut before each space into pieces that join back to it (short lines in the cell)."""
+    words = text.split(" ")
+    return [words[0]] + [f" {w}" for w in words[1:]]
+
+
 def cell_source(repo: str | None = None, lang: str = "en") -> str:
     """The first cell's code for the ``lang`` edition: it sets ``COURSE_LANG``, then runs the stdlib-only part of
     this module, with the repository and dependencies fixed."""
@@ -205,8 +211,9 @@ def cell_source(repo: str | None = None, lang: str = "en") -> str:
         "# (keeping Colab's torch when it is compatible). Elsewhere nothing is installed.\n"
         "import os\nimport re\nimport sys\n\n"
         f"os.environ[\"COURSE_LANG\"] = {lang!r}  # the language of this notebook's edition\n"
-        f"REPOSITORY = {repo!r}\nBRANCH = {BRANCH!r}\nCOLAB_DEPENDENCIES = {COLAB_DEPENDENCIES!r}\n"
-        f"MODEL_REQUIREMENT = {MODEL_REQUIREMENT!r}\n"
+        f"REPOSITORY = {repo!r}\nBRANCH = {BRANCH!r}\n"
+        "COLAB_DEPENDENCIES = [\n" + "".join(f"    {d!r},\n" for d in COLAB_DEPENDENCIES) + "]\n"
+        "MODEL_REQUIREMENT = (\n" + "".join(f"    {w!r}\n" for w in _words(MODEL_REQUIREMENT)) + ")\n"
     )
     return header + core + "\nmain([])\n"
 
