@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -52,7 +53,7 @@ def test_each_outcome_of_a_check_is_one_line(recorded):
         ("scale", "correct", 4, False),
     ]
     assert {g["notebook"] for g in got} == {"03_scaled_dot_product.ipynb"} and got[0]["lang"] == "en"
-    assert got[0]["time"].endswith("Z") and len(got[0]["time"]) == 20
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", got[0]["time"]), got[0]["time"]  # UTC, ISO 8601
 
 
 def test_answer_tables_choices_predictions_and_errors_are_recorded(recorded):
