@@ -45,9 +45,10 @@ class Notebook:
         """What the notebook shows, in the edition's language."""
         return self.what_zh if edition() == "zh" else self.what
 
-    def heading(self) -> str:
-        """The note's section this notebook covers, as the edition's first cell quotes it."""
-        return (self.section_zh or self.section) if edition() == "zh" else self.section
+    def heading(self, lang: str | None = None) -> str:
+        """The note's section this notebook covers, as the ``lang`` edition (default: the running one) quotes it."""
+        lang = edition() if lang is None else lang
+        return (self.section_zh or self.section) if lang == "zh" else self.section
 
 
 NOTEBOOKS = [
@@ -100,8 +101,7 @@ def section(name: str, lang: str = "en") -> str:
     """The note's section that notebook ``name`` covers, as the ``lang`` edition quotes it."""
     if lang not in EDITIONS:
         raise ValueError(f"lang must be one of {EDITIONS}; got {lang!r}")
-    entry = notebook(name)
-    return (entry.section_zh or entry.section) if lang == "zh" else entry.section
+    return notebook(name).heading(lang)
 
 
 #: the label before the quoted section in each edition's first cell

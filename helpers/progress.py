@@ -36,6 +36,7 @@ class _DisplayFile:
 
 
 def _in_kernel() -> bool:
+    """True in a Jupyter kernel (a notebook), False in plain Python or a bare IPython shell."""
     try:
         from IPython import get_ipython
     except ImportError:

@@ -29,6 +29,8 @@ import os
 import time
 from pathlib import Path
 
+from helpers.progress import _in_kernel
+
 __all__ = ["FILE_NAME", "OUTCOMES", "enabled", "location", "notebook_name", "write", "read"]
 
 #: the record's file name in the learner's folder
@@ -37,16 +39,6 @@ FILE_NAME = "course-progress.jsonl"
 OUTCOMES = ("correct", "wrong", "error", "not answered")
 #: the folder of the learner's own copy (tools/learner_copy.py, ``make lab``)
 LEARNER_FOLDER = "my-notebooks"
-
-
-def _in_kernel() -> bool:
-    """True in a Jupyter kernel (a notebook), False in plain Python or a bare IPython shell."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
 
 
 def enabled() -> bool:

@@ -42,14 +42,21 @@ def write_settings(prefix: Path) -> list[Path]:
         raise ValueError(f"prefix must be an existing folder (a venv); got {prefix}")
     written = []
     for relative, sections in SETTINGS.items():
-        path = prefix / relative
-        current = json.loads(path.read_text()) if path.exists() else {}
-        for section, values in sections.items():
-            current.setdefault(section, {}).update(values)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(current, indent=2) + "\n")
-        written.append(path)
+        def merge(current: dict, sections=sections) -> None:
+            for section, values in sections.items():
+                current.setdefault(section, {}).update(values)
+
+        written.append(_update_json(prefix / relative, merge))
     return written
+
+
+def _update_json(path: Path, change) -> Path:
+    """Read the JSON object in ``path`` ({} when missing), let ``change`` edit it in place, write it back."""
+    current = json.loads(path.read_text()) if path.exists() else {}
+    change(current)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=2) + "\n")
+    return path
 
 
 LOCALES = ("en", "zh_CN")  # English is JupyterLab's own; zh_CN is the language pack's name for Chinese
@@ -61,12 +68,7 @@ def write_locale(user_settings: Path, locale: str) -> Path:
     settings in it are kept. Returns the file written."""
     if locale not in LOCALES:
         raise ValueError(f"locale must be one of {LOCALES}; got {locale!r}")
-    path = Path(user_settings) / LOCALE_SETTINGS
-    current = json.loads(path.read_text()) if path.exists() else {}
-    current["locale"] = locale
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(current, indent=2) + "\n")
-    return path
+    return _update_json(Path(user_settings) / LOCALE_SETTINGS, lambda current: current.update(locale=locale))
 
 
 if __name__ == "__main__":
