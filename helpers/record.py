@@ -27,11 +27,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.progress import _in_kernel
 
-__all__ = ["FILE_NAME", "OUTCOMES", "enabled", "location", "notebook_name", "write", "read"]
+__all__ = ["FILE_NAME", "OUTCOMES", "enabled", "location", "notebook_name", "write", "read", "NotebookProgress",
+           "progress", "progress_figure"]
 
 #: the record's file name in the learner's folder
 FILE_NAME = "course-progress.jsonl"
@@ -113,3 +115,63 @@ def read(path: Path | str) -> list[dict]:
                                                                                               str):
             lines.append(entry)
     return lines
+
+
+@dataclass(frozen=True)
+class NotebookProgress:
+    """One notebook's line of the learner's table: its exercises, those checked correct at least once, and those
+    tried (answered, not yet correct). ``exercises`` is empty when the notebook's file is not at hand."""
+
+    notebook: str  # the file's stem, "03_scaled_dot_product"
+    exercises: tuple[str, ...]
+    correct: frozenset[str]
+    tried: frozenset[str]
+
+
+def progress(lines: list[dict], folder: Path | str | None = None) -> list[NotebookProgress]:
+    """The learner's table from the record's ``lines`` (:func:`read`): one row per notebook of the course map,
+    in its order. The exercises of each notebook are read from its file in ``folder`` (default: the working
+    directory), the way the class report finds them; a notebook whose file is missing (on Colab only the open
+    one is there) counts only the exercises the record names."""
+    from helpers.classroom.report import exercises_in  # the class report's reader: one definition of "exercise"
+    from helpers.course import NOTEBOOKS
+
+    if not isinstance(lines, list) or not all(isinstance(line, dict) for line in lines):
+        raise TypeError(f"lines must be a list of dicts, as helpers.record.read gives; got {type(lines).__name__}")
+    here = Path.cwd() if folder is None else Path(folder)
+    rows = []
+    for notebook in NOTEBOOKS:
+        mine = [line for line in lines if Path(str(line.get("notebook", ""))).stem == notebook.name]
+        correct = frozenset(line["exercise"] for line in mine if line["outcome"] == "correct")
+        tried = frozenset(line["exercise"] for line in mine if line["outcome"] != "not answered") - correct
+        path = here / f"{notebook.name}.ipynb"
+        exercises = tuple(exercises_in(path)) if path.is_file() else ()
+        rows.append(NotebookProgress(notebook.name, exercises, correct, tried))
+    return rows
+
+
+def progress_figure(rows: list[NotebookProgress]):
+    """A small horizontal bar chart of :func:`progress`'s rows: per notebook, the exercises checked correct
+    (dark), tried but not yet correct (light) and not tried (outlined), in the edition's language."""
+    from helpers.course import say
+    from helpers.plotting import new_figure
+
+    fig = new_figure(6.4, 0.28 * len(rows) + 1.1)
+    ax = fig.add_subplot()
+    names = [row.notebook[:2] for row in rows]
+    y = range(len(rows))[::-1]
+    totals = [max(len(row.exercises), len(row.correct | row.tried)) for row in rows]
+    done = [len(row.correct) for row in rows]
+    tried = [len(row.tried) for row in rows]
+    ax.barh(y, totals, color="white", edgecolor="0.55", label=say("not tried", "还没做"))
+    ax.barh(y, done, color="#21908d", label=say("correct", "做对了"))
+    ax.barh(y, tried, left=done, color="#b5de2b", label=say("tried, not yet correct", "做过，还没做对"))
+    ax.set_yticks(list(y), names)
+    ax.set_xlim(0, max(totals + [1]) + 0.5)
+    ax.set_xlabel(say("exercises", "练习数"))
+    ax.set_ylabel(say("notebook", "笔记本"))
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title(say(f"your exercises: {sum(done)} of {sum(totals)} correct",
+                     f"你的练习：{sum(totals)} 道里做对了 {sum(done)} 道"), fontsize=10)
+    return fig

@@ -251,3 +251,25 @@ src8, tgt8 = torch.randn(2, 5, 8), torch.randn(2, 4, 8)
 def test_models_reject_bad_arguments_and_dtypes(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+LATIN_WORD = re.compile(r"\b(?:must|got|shape|share|hold|tensor|the)\b")
+
+
+@pytest.mark.parametrize("call", [
+    lambda: MultiHeadAttention(8, 2)(torch.randn(5, 8), torch.randn(5, 8), torch.randn(5, 8)),       # 2-D input
+    lambda: EncoderLayer(8, 2, 16)(torch.randn(1, 5, 6)),                                             # d_model 6
+    lambda: scaled_dot_product_attention(q, k, v, torch.zeros(5, 7)),                                # float mask
+    lambda: scaled_dot_product_attention([1.0], k, v),                                               # not a tensor
+    lambda: MultiHeadAttention(8, 2)(torch.randn(2, 5, 8), torch.randn(3, 7, 8), torch.randn(3, 7, 8)),  # batch
+], ids=["ndim", "last-dim", "bool-mask", "tensor", "batch"])
+def test_the_shared_input_checks_speak_the_notebooks_language(monkeypatch, call):
+    """helpers.validation's messages follow the edition: a Chinese notebook's learner reads them in Chinese."""
+    with pytest.raises((TypeError, ValueError)) as english:
+        call()
+    assert LATIN_WORD.search(str(english.value)), str(english.value)
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    with pytest.raises(type(english.value)) as chinese:
+        call()
+    message = str(chinese.value)
+    assert re.search(r"[\u4e00-\u9fff]", message) and not LATIN_WORD.search(message), message

@@ -200,3 +200,40 @@ def test_write_names_its_arguments(recorded):
         record.write("", "correct")
     with pytest.raises(ValueError, match="outcome must be"):
         record.write("scale", None)
+
+
+def test_the_learners_table_counts_each_notebooks_exercises_from_its_file(tmp_path):
+    notebooks = os.path.join(os.path.dirname(__file__), "..", "notebooks")
+    entry = {"time": "2026-01-01T00:00:00Z", "try": 1, "hint": False, "lang": "en"}
+    lines = [dict(entry, notebook="03_scaled_dot_product.ipynb", exercise="attention", outcome="attention-no-scale"),
+             dict(entry, notebook="03_scaled_dot_product.ipynb", exercise="attention", outcome="correct"),
+             dict(entry, notebook="03_scaled_dot_product.ipynb", exercise="03-score-variance", outcome="wrong"),
+             dict(entry, notebook="03_scaled_dot_product.ipynb", exercise="03-saturation-gap",
+                  outcome="not answered"),
+             dict(entry, notebook="my/folder/05_multi_head.ipynb", exercise="split-heads", outcome="correct")]
+    rows = {row.notebook: row for row in record.progress(lines, folder=notebooks)}
+    three = rows["03_scaled_dot_product"]
+    assert "attention" in three.exercises and "03-score-variance" in three.exercises
+    assert three.correct == {"attention"}, "a mistake followed by a right answer counts as correct"
+    assert three.tried == {"03-score-variance"}, "'not answered' is not a try"
+    assert rows["05_multi_head"].correct == {"split-heads"}, "only the file name of the notebook counts"
+    assert not rows["04_masking"].correct and rows["04_masking"].exercises
+    # a folder without the notebooks (Colab): only what the record names
+    bare = {row.notebook: row for row in record.progress(lines, folder=tmp_path)}
+    assert bare["03_scaled_dot_product"].exercises == () and bare["03_scaled_dot_product"].correct == {"attention"}
+    with pytest.raises(TypeError, match="lines must be a list of dicts"):
+        record.progress("course-progress.jsonl")
+
+
+@pytest.mark.parametrize("lang, title", [("en", "your exercises: 1 of"), ("zh", "你的练习：")])
+def test_the_progress_figure_draws_done_tried_and_left_per_notebook(monkeypatch, lang, title):
+    monkeypatch.setenv("COURSE_LANG", lang)
+    rows = [record.NotebookProgress("03_scaled_dot_product", ("a", "b", "c"), frozenset({"a"}), frozenset({"b"})),
+            record.NotebookProgress("04_masking", ("d", "e"), frozenset(), frozenset())]
+    fig = record.progress_figure(rows)
+    ax = fig.axes[0]
+    widths = [patch.get_width() for patch in ax.patches]
+    assert widths == [3, 2, 1, 0, 1, 0], "totals, then correct, then tried, one bar per notebook each"
+    assert ax.patches[4].get_x() == 1, "the tried bar starts where the correct one ends"
+    assert ax.get_title().startswith(title)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["03", "04"]

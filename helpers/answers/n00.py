@@ -68,8 +68,9 @@ CHOICES = {
     "00-prereq-softmax": Choice(
         correct="b",
         explanations={
-            "a": _with(("softmax never gives an exact 0 or 1 for finite scores: every e^s is positive",
-                        "分数有限时 softmax 不会给出恰好 0 或 1：每个 e^s 都是正数"), WHERE_SOFTMAX),
+            "a": _with(("Those are e^s before the division: softmax divides each e^s by their sum, so the weights "
+                        "sum to 1",
+                        "这是还没做除法的 e^s：softmax 要把每个 e^s 除以它们的和，权重加起来才等于 1"), WHERE_SOFTMAX),
             "b": _with(("e^0 = 1 and e^(ln 3) = 3, so the weights are 1/4 and 3/4",
                         "e^0 = 1，e^(ln 3) = 3，所以权重是 1/4 和 3/4"), WHERE_SOFTMAX),
             "c": _with(("Equal weights need equal scores; here one score is larger",
