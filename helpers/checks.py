@@ -5,6 +5,9 @@ and nothing more. A wrong answer raises :class:`ExerciseError`:
 
 * the first wrong answer to an exercise gets a pointed message: the mistake by name when the checker recognises
   it (1/d_k instead of 1/√d_k, PyTorch's inverted mask, a missing eps, a tuple for a tensor, ...);
+* a learner's function that raises (a key without its transpose, a sum without keepdim, a float mask given to the
+  attention, ...) gets the same kind of message: the error is read, never shown; no text or traceback from
+  inside PyTorch or helpers reaches the learner, only the mistake it means and the learner's own line;
 * from the second wrong answer on, the message also carries a hint;
 * no checker ever prints the answer itself.
 
@@ -27,6 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -247,9 +251,12 @@ class Mistake:
     example: Mapping[str, object] = field(default_factory=dict)
 
     def text(self, lang: str | None = None, **values: object) -> str:
-        """The message in ``lang`` (default: the edition's), with ``values`` (default: ``example``) filled in."""
-        template = self.zh if (lang or language()) == "zh" else self.en
-        return template.format(**(values or self.example))
+        """The message in ``lang`` (default: the edition's), with ``values`` (default: ``example``) filled in; an
+        (English, Chinese) pair as a value gives the one of ``lang``."""
+        zh = (lang or language()) == "zh"
+        filled = {key: (value[1] if zh else value[0]) if isinstance(value, tuple) else value
+                  for key, value in (values or self.example).items()}
+        return (self.zh if zh else self.en).format(**filled)
 
 
 MISTAKES: dict[str, Mistake] = {}
@@ -364,6 +371,191 @@ _known("weights-softmax-over-queries", "attention-weights",
        "the softmax runs over the queries (dim=-2): the columns sum to 1, not the rows",
        "softmax 沿查询（dim=-2）做了：和为 1 的是列而不是行")
 
+# --- what a learner's function does wrong before any value can be compared: it returns nothing, returns NumPy,
+# changes its input, or stops with an error (translated here: no raw PyTorch text reaches the learner)
+_known("returns-none", TENSOR_EXERCISES, "the function returns None: is the `return` missing?",
+       "函数返回的是 None：是不是忘了写 `return`？")
+_known("numpy-not-torch", TENSOR_EXERCISES,
+       "the function returns a NumPy array: compute with torch on the torch tensor it is given",
+       "函数返回的是 NumPy 数组：请直接用 torch 对传入的张量（tensor）做计算")
+_known("modifies-input", TENSOR_EXERCISES,
+       "the function changed its input tensor in place (such as `x -= ...`, `x += ...` or a method ending in _); "
+       "compute a new tensor and leave the input as it was",
+       "函数原地（in place）修改了传入的张量（例如 `x -= ...`、`x += ...` 或以 _ 结尾的方法）；"
+       "请算出一个新的张量，不要改动输入")
+_known("wrong-arguments", TENSOR_EXERCISES,
+       "the check calls it as fn{call}, but it is defined as {signature}: give it exactly those arguments",
+       "检查器以 fn{call} 调用它，可它的定义是 {signature}：请让它正好接收这些参数",
+       call="(tensor (2, 3, 8), 4)", signature="(x)")
+_known("code-raised", TENSOR_EXERCISES,
+       "calling it as fn{call} stopped with {error}: {what}{where}",
+       "以 fn{call} 调用它时出现了 {error}：{what}{where}",
+       call="(tensor (2, 3, 8))", error="IndexError",
+       what=("an axis that the tensor does not have (count axes from the end: dim=-1)",
+             "张量没有这个轴（从后往前数更稳妥：dim=-1）"),
+       where=(" (line 2 of your code: `x.sum(3)`)", "（出错的是你的代码第 2 行 `x.sum(3)`）"))
+_known("shapes-do-not-multiply", ("cross-attention", "no-future-leak", "ignores-padding", "pre-ln"),
+       "the shapes of a matrix product do not fit{where}: `A @ B` needs A's last axis as long as B's second to "
+       "last; check which tensor gives the queries, the keys and the values, and which one is transposed",
+       "矩阵乘法两边的形状对不上{where}：`A @ B` 要求 A 的最后一个轴和 B 的倒数第二个轴一样长；"
+       "请检查查询、键、值各取自哪个张量，以及转置的是哪一个", where="")
+_known("shapes-do-not-broadcast", ("attention", "attention-weights", "cross-attention", "no-future-leak",
+                                   "ignores-padding", "pre-ln", "padding-mask", "causal-mask"),
+       "two tensors whose shapes do not broadcast meet in one operation{where}: a result reduced over an axis "
+       "without keepdim=True, or a mask without its size-1 axis?",
+       "一次运算里的两个张量形状无法广播（broadcast）{where}：是不是沿某个轴求和或求最大值时没有写 "
+       "keepdim=True，或者掩码少了那个大小为 1 的轴？", where="")
+_known("dtype-mismatch", ("attention", "cross-attention", "no-future-leak", "ignores-padding", "pre-ln"),
+       "two tensors of different dtypes meet{where} (float32 and float64): a tensor or a module you created "
+       "yourself is float32; make it with the input's dtype (dtype=x.dtype, or .double() for a module)",
+       "两个数据类型（dtype）不同的张量碰到了一起{where}（float32 和 float64）：你自己创建的张量或模块是 "
+       "float32；请让它和输入的数据类型一致（dtype=x.dtype，模块用 .double()）", where="")
+_known("mask-not-bool", ("causal-mask", "padding-mask", "combined-mask", "no-future-leak", "ignores-padding"),
+       "the mask holds numbers ({dtype}), not True/False: in this course a mask is torch.bool, True where a query "
+       "may attend (a comparison such as tokens != pad_id gives one; .bool() converts a 0/1 mask)",
+       "掩码里装的是数（{dtype}），不是 True/False：本课程的掩码是 torch.bool，查询可以关注的位置为 True"
+       "（tokens != pad_id 这样的比较就会得到布尔张量；0/1 掩码可以用 .bool() 转换）", dtype="torch.float32")
+_known("mask-additive", ("causal-mask", "padding-mask", "combined-mask"),
+       "this is an additive float mask (0 where allowed, -inf where blocked), PyTorch's other form; in this course "
+       "a mask is torch.bool, True where a query may attend",
+       "这是加性的浮点掩码（additive mask）：允许的位置为 0，屏蔽的位置为 -inf，是 PyTorch 的另一种写法；"
+       "本课程的掩码是 torch.bool，查询可以关注的位置为 True")
+_known("mask-wrong-shape", ("no-future-leak", "ignores-padding"),
+       "the mask's shape {got} does not fit the attention scores {scores}: a causal mask is (L, L), with L the "
+       "number of tokens (x.shape[1]); a padding mask is (batch, 1, L), as padding_mask makes it",
+       "掩码的形状 {got} 和注意力分数 {scores} 对不上：因果掩码是 (L, L)，L 是词元数 x.shape[1]；"
+       "填充掩码是 (batch, 1, L)，也就是 padding_mask 给出的形状", got="(8, 8)", scores="(1, 6, 6)")
+_known("python-math-on-tensor", ("softmax", "attention", "attention-weights", "cross-attention", "layer-norm"),
+       "a function of Python's math module got a whole tensor{where}: math.exp and math.sqrt take one number; "
+       "for a tensor use torch.exp / x.exp() and torch.sqrt / x.sqrt()",
+       "Python 的 math 模块的函数拿到了一整个张量{where}：math.exp、math.sqrt 只接受一个数；"
+       "对张量要用 torch.exp / x.exp() 和 torch.sqrt / x.sqrt()", where="")
+_known("undefined-name", TENSOR_EXERCISES,
+       "`{missing}` is not defined where your function runs: import it (`import math`, "
+       "`import torch.nn.functional as F`) or run the cell that defines it",
+       "你的函数运行时 `{missing}` 还没有定义：请先导入它（`import math`、`import torch.nn.functional as F`），"
+       "或者运行定义它的那个单元格", missing="math")
+_known("key-not-transposed", ("attention", "attention-weights", "cross-attention"),
+       "Q @ K does not fit: query is (..., L_q, d_k) and key is (..., L_k, d_k), so the scores Q Kᵀ need the key "
+       "transposed over its last two axes, key.transpose(-2, -1) (on a 3-D tensor .T reverses every axis)",
+       "Q @ K 的形状对不上：query 是 (..., L_q, d_k)，key 是 (..., L_k, d_k)，所以分数 Q Kᵀ 要把 key 的"
+       "最后两个轴转置，即 key.transpose(-2, -1)（对三维张量，.T 会把所有轴都倒过来）")
+_known("softmax-no-keepdim", "softmax",
+       "the row sums (or maxima) lost their axis: scores.sum(-1) of scores (3, 4, 5) is (3, 4) and cannot divide "
+       "(3, 4, 5); keep the axis with keepdim=True",
+       "每行的和（或最大值）丢掉了那个轴：形状为 (3, 4, 5) 的分数做 scores.sum(-1) 得到 (3, 4)，"
+       "不能拿来除形状为 (3, 4, 5) 的张量；请用 keepdim=True 保留这个轴")
+_known("max-returns-pair", "softmax",
+       "x.max(dim) returns a pair (values, indices), not a tensor: use x.amax(dim, keepdim=True) or "
+       "x.max(dim, keepdim=True).values",
+       "x.max(dim) 返回的是一对 (values, indices)，不是张量：请用 x.amax(dim, keepdim=True) 或 "
+       "x.max(dim, keepdim=True).values")
+_known("softmax-fixed-axis", "softmax",
+       "it fails on 2-D scores (1, 3): an axis counted from the front (dim=2) exists only in a 3-D tensor; "
+       "dim=-1 is the last axis whatever the number of axes",
+       "遇到二维分数 (1, 3) 时出错：从前往后数的轴（dim=2）只在三维张量里才有；dim=-1 无论有几个轴都是最后一个轴")
+_known("softmax-over-batch", ("attention", "attention-weights", "cross-attention"),
+       "the softmax runs over the batch axis (dim=0), which is what F.softmax picks for a 3-D tensor when no dim is "
+       "given; the weights of each query must sum to 1 over the keys: dim=-1",
+       "softmax 是沿批次轴（dim=0）做的，这正是不给 dim 时 F.softmax 对三维张量自己选的轴；"
+       "每个查询的权重应在所有键上加起来等于 1，即 dim=-1")
+_known("attention-returns-weights", ("attention", "cross-attention"),
+       "this is the weights softmax(Q Kᵀ / √d_k), not the output: the output multiplies them by V",
+       "这是权重 softmax(Q Kᵀ / √d_k)，不是输出：输出还要再乘以 V")
+_known("attention-scale-after-softmax", "attention",
+       "√d_k divides the weights after the softmax; it must divide the scores before it",
+       "√d_k 除的是 softmax 之后的权重；它应该在 softmax 之前用来除分数")
+_known("weights-no-scale", "attention-weights",
+       "these are the weights without the scale: divide the scores by √d_k before the softmax",
+       "这是没有缩放的权重：做 softmax 之前要把分数除以 √d_k")
+_known("weights-scale-1-over-dk", "attention-weights",
+       "the scores are divided by d_k (the lecture note's slip); the paper divides by √d_k",
+       "分数除以了 d_k（讲义的笔误）；论文除以的是 √d_k")
+_known("weights-no-softmax", "attention-weights",
+       "these are the scaled scores Q Kᵀ / √d_k: the weights are their softmax over the keys",
+       "这是缩放后的分数 Q Kᵀ / √d_k：权重是它们沿键做 softmax 的结果")
+_known("causal-sees-next-key", "causal-mask",
+       "tril(1) also lets each query see the next key: the diagonal offset of tril must be 0",
+       "tril(1) 让每个查询还能看到下一个键：tril 的对角线偏移应为 0")
+_known("padding-query-axis-first", "padding-mask",
+       "the size-1 axis is in front, (1, batch, L): the query axis goes between the batch and the keys, "
+       "unsqueeze(1)",
+       "大小为 1 的轴放在了最前面，成了 (1, batch, L)：查询轴应该在批次轴和键轴之间，即 unsqueeze(1)")
+_known("combined-causal-only", "combined-mask",
+       "this is the causal mask alone: the queries may still attend to the PAD keys",
+       "这只是因果掩码：查询仍然可以关注 PAD 键")
+_known("combined-padding-only", "combined-mask",
+       "this is the padding mask alone: every query may still attend to the future",
+       "这只是填充掩码：每个查询仍然可以关注未来的键")
+_known("combined-padding-no-query-axis", "combined-mask",
+       "the two masks do not broadcast: (L, L) & (batch, L) lines the batch up with the queries; the padding mask "
+       "needs its query axis, (batch, 1, L), as padding_mask makes it",
+       "两个掩码无法广播：(L, L) & (batch, L) 会把批次轴和查询轴对齐；填充掩码需要它的查询轴，"
+       "即 padding_mask 给出的 (batch, 1, L)")
+_known("leak-mask-inverted", "no-future-leak",
+       "each position reads the keys after it and none before it: the mask is the wrong way round, inverted (~, "
+       "PyTorch's True = blocked) or the upper triangle (triu). In this course True means may attend, and query i "
+       "may attend to keys 0..i",
+       "每个位置读取的都是它之后的键，之前的一个也没读：掩码的方向反了，要么被取反了（~，PyTorch 的 "
+       "True = 屏蔽），要么用成了上三角（triu）。本课程里 True 表示可以关注，查询 i 可以关注键 0..i")
+_known("padding-mask-inverted", "ignores-padding",
+       "the real tokens read only the PAD keys: the padding mask is the wrong way round (True on PAD is PyTorch's "
+       "key_padding_mask convention); in this course True marks a real token, a key that may be attended to",
+       "真实词元读取的只有 PAD 键：填充掩码的方向反了（PAD 处为 True 是 PyTorch 的 key_padding_mask 约定）；"
+       "本课程里 True 标出的是真实词元，也就是可以被关注的键")
+_known("padding-masked-queries", "ignores-padding",
+       "changing only the padding moved the real tokens' outputs by up to {moved}: the mask blocks the PAD *queries* "
+       "(its size-1 axis is on the keys, (batch, L, 1)), so the real queries still read the PAD keys; the mask must "
+       "be (batch, 1, L_k)",
+       "只改动填充位置，真实词的输出就变化了最多 {moved}：掩码屏蔽的是 PAD *查询*（大小为 1 的轴放在了键上，"
+       "成了 (batch, L, 1)），真实的查询仍然会读取 PAD 键；掩码应为 (batch, 1, L_k)", moved="15.4")
+_known("split-heads-interleaved", "split-heads",
+       "each head gets every heads-th feature: the view cuts the features as (d_head, heads); cut them as "
+       "(heads, d_head), so that head h holds the features h·d_head ... (h + 1)·d_head - 1",
+       "每个头拿到的是每隔 heads 个取一个的特征：view 把特征切成了 (d_head, heads)；应切成 (heads, d_head)，"
+       "让头 h 拿到第 h·d_head 到 (h + 1)·d_head - 1 个特征")
+_known("split-heads-float-size", "split-heads",
+       "d_model / heads is a float (2.0), and a shape needs ints: use d_model // heads",
+       "d_model / heads 是浮点数（2.0），而形状必须是整数：请用 d_model // heads")
+_known("view-wrong-size", "split-heads",
+       "the sizes given to view or reshape do not multiply to the tensor's {numel} numbers: d_head = d_model // "
+       "heads, and batch · L · heads · d_head must equal batch · L · d_model",
+       "传给 view 或 reshape 的各个大小相乘不等于张量的 {numel} 个数：d_head = d_model // heads，"
+       "batch · L · heads · d_head 必须等于 batch · L · d_model", numel=48)
+_known("layer-norm-no-keepdim", "layer-norm",
+       "the mean (or variance) over the last axis lost that axis: x.mean(-1) of x (2, 3, 8) is (2, 3) and cannot "
+       "be subtracted from (2, 3, 8); keep it with keepdim=True",
+       "沿最后一个轴求的均值（或方差）丢掉了这个轴：形状为 (2, 3, 8) 的 x 做 x.mean(-1) 得到 (2, 3)，"
+       "无法从 (2, 3, 8) 中减去；请用 keepdim=True 保留它")
+_known("layer-norm-not-centred", "layer-norm",
+       "the mean is not subtracted: x / sqrt(var + eps) rescales each token but does not centre it; use "
+       "(x - mean) / sqrt(var + eps)",
+       "没有减去均值：x / sqrt(var + eps) 只缩放了每个词元，没有把它居中；应为 (x - mean) / sqrt(var + eps)")
+_known("layer-norm-over-everything", "layer-norm",
+       "one mean and one variance for the whole tensor: each token needs its own, over its features (dim=-1, "
+       "keepdim=True)",
+       "整个张量只用了一个均值和一个方差：每个词元都要有自己的均值和方差，在它的特征上求（dim=-1, keepdim=True）")
+_known("layer-norm-std-plus-eps", "layer-norm",
+       "x.std() divides by n - 1, and eps lands outside the square root: use the biased variance, "
+       "var(unbiased=False), inside sqrt(var + eps)",
+       "x.std() 除的是 n - 1，而且 eps 落在了平方根外面：请用有偏方差 var(unbiased=False)，并写成 sqrt(var + eps)")
+_known("cross-keys-values-mixed", "cross-attention",
+       "the keys and the values come from different sides: both must come from the encoder's output (memory); "
+       "only the queries come from the decoder",
+       "键和值取自不同的一方：它们都应来自编码器的输出（memory），只有查询来自解码器")
+_known("pre-ln-norm-after-sublayer", "pre-ln",
+       "the norm acts on the sub-layer's output, x + norm(sublayer(x)); in pre-LN it acts on the sub-layer's input",
+       "层标准化作用在了子层的输出上，即 x + norm(sublayer(x))；Pre-LN 里它应作用在子层的输入上")
+_known("pre-ln-normed-residual", "pre-ln",
+       "the residual path carries norm(x) instead of x: the input must be added back untouched",
+       "残差通路传的是 norm(x) 而不是 x：要把未经改动的输入加回来")
+_known("toy-weights-not-output", "toy-output-<word>",
+       "these are the word's attention weights (its row of r), not its output: weight the rows of V with them",
+       "这是这个词的注意力权重（r 中它的那一行），不是输出：要用它们给 V 的各行加权")
+_known("toy-no-scale", "toy-output-<word>",
+       "the scores were not divided by √d_k = √3 before the softmax",
+       "做 softmax 之前，分数没有除以 √d_k = √3")
+
 
 def _mistake(name: str, mistake: str, hint: str | None = None, **values: object) -> None:
     """Fail with the known mistake ``mistake``'s message (its fields filled with ``values``)."""
@@ -438,25 +630,208 @@ def _integer(name: str, answer: object) -> int:
     return int(value)
 
 
-def _tensor(name: str, result: object) -> Tensor:
+def _tensor(name: str, result: object, hint: str | None = None) -> Tensor:
     """The learner's result as a tensor; a tuple such as MultiHeadAttention's (output, weights) is named."""
     if isinstance(result, tuple) and result and isinstance(result[0], Tensor):
-        _mistake(name, "tuple-not-tensor", count=len(result))
+        _mistake(name, "tuple-not-tensor", hint, count=len(result))
     if not isinstance(result, Tensor):
         _fail(name, _t(f"expected a torch.Tensor; got {type(result).__name__}",
                        f"这里要的是 torch.Tensor，得到的是 {type(result).__name__}"))
     return result
 
 
-def _call(name: str, fn: Callable, *args):
+def _describe(args: tuple) -> str:
+    """The arguments of a call as the learner would picture them: ``(tensor (2, 3, 8), 4)``."""
+    shown = []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            shown.append(f"tensor {tuple(arg.shape)}")
+        elif isinstance(arg, torch.nn.Module):
+            shown.append(type(arg).__name__)
+        else:
+            shown.append(repr(arg))
+    return "(" + ", ".join(shown) + ")"
+
+
+#: how an error raised inside a learner's function is read: (the exception's type, a pattern of its message, the
+#: kind); the first match wins. The patterns are PyTorch's and helpers.attention's own messages; a learner is
+#: never shown them, only the kind's message.
+_ERROR_KINDS: list[tuple[type, str, str]] = [
+    (TypeError, r"^mask\b.*torch\.bool|only supports boolean masks", "mask-not-bool"),  # helpers' (either edition)
+    (ValueError, r"^mask\b", "mask-wrong-shape"),
+    (TypeError, r"return_types\.", "max-returns-pair"),
+    (TypeError, r"must be tuple of ints|but found element of type float|got float", "float-size"),
+    (RuntimeError, r"shape '\[[^\]]*\]' is invalid for input of size (\d+)", "view-wrong-size"),
+    (RuntimeError, r"cannot be multiplied|Expected size for first two dimensions of batch2|size mismatch"
+                   r"|contraction_size|Expected batch2_sizes", "shapes-do-not-multiply"),
+    (RuntimeError, r"must match the size of tensor b|shape mismatch|not broadcastable", "shapes-do-not-broadcast"),
+    (RuntimeError, r"expected scalar type|must have the same dtype|to have the same dtype|found Double|found Float",
+     "dtype-mismatch"),
+    ((ValueError, TypeError, RuntimeError), r"only one element tensors can be converted|cannot be converted to "
+                                            r"Scalar|must be real number, not Tensor", "python-math-on-tensor"),
+    (IndexError, r"Dimension out of range", "dim"),
+    (RuntimeError, r"view size is not compatible", "view-not-contiguous"),
+    (TypeError, r"received an invalid combination of arguments|missing \d+ required positional argument|must be "
+                r"Tensor, not", "torch-arguments"),
+]
+
+#: the kind of an error, said in a few words, for the "code-raised" message (the kinds without an id of their own)
+_KIND_WORDS = {
+    "mask-not-bool": ("a mask that is not torch.bool", "掩码不是 torch.bool"),
+    "mask-wrong-shape": ("a mask whose shape does not fit the scores", "掩码的形状和分数对不上"),
+    "max-returns-pair": ("x.max(dim) returns a pair (values, indices), not a tensor; use x.amax(dim)",
+                         "x.max(dim) 返回的是一对 (values, indices)，不是张量；请用 x.amax(dim)"),
+    "float-size": ("a size that is a float: sizes and axes are ints (use //, not /)",
+                   "某个大小是浮点数：大小和轴都必须是整数（用 //，不要用 /）"),
+    "view-wrong-size": ("view or reshape was given sizes that do not multiply to the tensor's size",
+                        "传给 view 或 reshape 的各个大小相乘不等于张量的大小"),
+    "shapes-do-not-multiply": ("the shapes of a matrix product do not fit", "矩阵乘法两边的形状对不上"),
+    "shapes-do-not-broadcast": ("two shapes that do not broadcast (a missing keepdim=True?)",
+                                "两个形状无法广播（是不是少了 keepdim=True？）"),
+    "dtype-mismatch": ("two tensors of different dtypes (float32 and float64)",
+                       "两个数据类型不同的张量（float32 和 float64）"),
+    "python-math-on-tensor": ("a function of Python's math module given a tensor; use torch's",
+                              "Python 的 math 模块的函数拿到了张量；请用 torch 的函数"),
+    "dim": ("an axis that the tensor does not have (count axes from the end: dim=-1)",
+            "张量没有这个轴（从后往前数更稳妥：dim=-1）"),
+    "view-not-contiguous": ("view on a transposed tensor; use reshape, or .contiguous() before view",
+                            "对转置过的张量用了 view；请改用 reshape，或先调用 .contiguous()"),
+    "torch-arguments": ("a torch function called with arguments it does not take (softmax needs dim=)",
+                        "调用 torch 函数时给的参数不对（softmax 需要 dim=）"),
+    "undefined-name": ("a name that is not defined", "用到了一个没有定义的名字"),
+    "other": ("an error in the code", "代码出错"),
+}
+
+#: an error kind that, in one exercise, is one mistake: (exercise, kind) -> the mistake's id
+_KIND_IN_EXERCISE = {
+    ("softmax", "shapes-do-not-broadcast"): "softmax-no-keepdim",
+    ("layer-norm", "shapes-do-not-broadcast"): "layer-norm-no-keepdim",
+    ("attention", "shapes-do-not-multiply"): "key-not-transposed",
+    ("attention-weights", "shapes-do-not-multiply"): "key-not-transposed",
+    ("combined-mask", "shapes-do-not-broadcast"): "combined-padding-no-query-axis",
+    ("split-heads", "float-size"): "split-heads-float-size",
+}
+
+
+def _error_kind(error: BaseException) -> tuple[str, re.Match | None]:
+    if isinstance(error, NameError):
+        return "undefined-name", None
+    for kinds, pattern, kind in _ERROR_KINDS:
+        found = re.search(pattern, str(error)) if isinstance(error, kinds) else None
+        if found:
+            return kind, found
+    return "other", None
+
+
+def _learner_line(error: BaseException) -> tuple[int, str] | None:
+    """(line number, source line) of the last frame of the learner's own code in the error's traceback."""
+    import traceback
+
+    inside = (str(Path(torch.__file__).parent), str(Path(np.__file__).parent), str(Path(__file__).parent),
+              "site-packages", "<frozen")
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not any(p in f.filename for p in inside)]
+    return (frames[-1].lineno or 0, (frames[-1].line or "").strip()) if frames else None
+
+
+def _raised(name: str, error: BaseException, args: tuple, hint: str | None,
+            kinds: Mapping[str, str] | None = None) -> None:
+    """Fail with what the error raised inside the learner's function means, never with its own text."""
+    kind, found = _error_kind(error)
+    exercise = exercise_id(name)
+    line = _learner_line(error)
+    where = ""
+    if line and line[1]:
+        where = _t(f" (line {line[0]} of your code: `{line[1]}`)", f"（出错的是你的代码第 {line[0]} 行 `{line[1]}`）")
+    mistake = (kinds or {}).get(kind) or _KIND_IN_EXERCISE.get((exercise, kind), kind)
+    values: dict[str, object] = {"where": where}
+    if mistake == "undefined-name":
+        values["missing"] = getattr(error, "name", None) or (re.findall(r"'([^']+)'", str(error)) or ["?"])[0]
+    elif mistake == "mask-not-bool":
+        dtype = re.search(r"dtype (torch\.\w+|\w+)", str(error))
+        values["dtype"] = dtype.group(1) if dtype else "float"
+    elif mistake == "mask-wrong-shape":
+        shapes = re.findall(r"\((?:\.\.\.|[\w.]+)(?:, (?:\.\.\.|[\w.]+))*\)", str(error))
+        numbers = [s for s in shapes if re.fullmatch(r"\((?:\d+(?:, )?)+\)", s)]
+        values["scores"], values["got"] = (numbers + ["?", "?"])[:2] if len(numbers) >= 2 else ("?", "?")
+    elif mistake == "view-wrong-size" and found:
+        values["numel"] = found.group(1)
+    if mistake not in MISTAKES or exercise not in MISTAKES[mistake].exercises:
+        mistake = "code-raised"
+        values = {"call": _describe(args), "error": type(error).__name__, "what": _t(*_KIND_WORDS[kind]),
+                  "where": where}
+    template = MISTAKES[mistake]
+    _fail(name, (template.zh if language() == "zh" else template.en).format_map(_Missing(values)), hint,
+          mistake=mistake)
+
+
+class _Missing(dict):
+    """Values for a message template: a field the template does not use is simply not needed."""
+
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def _signature(fn: Callable) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):  # a builtin without a signature
+        return "(...)"
+
+
+def _accepts(fn: Callable, args: tuple) -> bool:
+    """Whether ``fn(*args)`` fits ``fn``'s signature (True when it has none to read)."""
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read
+        return True
+    return True
+
+
+def _call(name: str, fn: Callable, *args, hint: str | None = None,
+          probes: Callable[[], list[tuple[tuple, list[tuple[Tensor, str, dict]]]]] | None = None,
+          kinds: Mapping[str, str] | None = None):
+    """Call the learner's ``fn(*args)``: its result, or a failed exercise that says what went wrong.
+
+    ``probes`` (when the call raises) gives other inputs on which the same mistake runs without an error, each
+    with the known wrong answers to compare the result with (a key without its transpose runs on square
+    shapes): a match names the mistake. ``kinds`` maps a kind of error (see :data:`_ERROR_KINDS`) to the
+    mistake it means at this call (an axis out of range on a check's second input). Warnings raised inside the
+    call are not shown (the checker speaks), and the ExerciseError carries no chained PyTorch traceback.
+    """
+    import warnings
+
     if not callable(fn):
         _fail(name, _t(f"expected a function; got {type(fn).__name__}",
                        f"这里要的是一个函数，得到的是 {type(fn).__name__}"))
-    try:
-        return fn(*args)
-    except Exception as error:  # the learner's code failed: report it as a failed exercise, not a traceback
-        _fail(name, _t(f"calling it raised {type(error).__name__}: {error}",
-                       f"调用它时出现 {type(error).__name__}：{error}"))
+    if not _accepts(fn, args):
+        _mistake(name, "wrong-arguments", hint, call=_describe(args), signature=_signature(fn))
+    before = [(arg, arg.clone()) for arg in args if isinstance(arg, Tensor)]
+    failure = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = fn(*args)
+        except Exception as error:  # noqa: BLE001 - the learner's code failed: translated below, outside this block
+            failure = error
+    if failure is None:
+        if result is None:
+            _mistake(name, "returns-none", hint)
+        if isinstance(result, (np.ndarray, np.generic)):
+            _mistake(name, "numpy-not-torch", hint)
+        if any(arg.shape != copy.shape or not torch.equal(arg, copy) for arg, copy in before):
+            _mistake(name, "modifies-input", hint)
+        return result
+    for probe_args, wrongs in (probes() if probes else []):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                probed = fn(*probe_args)
+            except Exception:  # noqa: BLE001 - the probe did not help; the error itself is translated
+                continue
+        _known_mistakes(name, probed, hint, wrongs)
+    _raised(name, failure, args, hint, kinds)
 
 
 def _same(result: object, expected: Tensor, atol: float = 1e-9) -> bool:
@@ -480,7 +855,7 @@ def _check_against(name: str, result: object, expected: Tensor, hint: str,
 
 
 def _compare(name: str, answer: object, expected: Tensor, hint: str | None, atol: float) -> None:
-    answer = _tensor(name, answer)
+    answer = _tensor(name, answer, hint)
     if tuple(answer.shape) != tuple(expected.shape):
         _fail(name, _t(f"expected shape {tuple(expected.shape)}; got {tuple(answer.shape)}",
                        f"形状应为 {tuple(expected.shape)}，得到的是 {tuple(answer.shape)}"), hint)
@@ -621,16 +996,17 @@ def check_scale(answer: object, d_k: int, *, d_model: int | None = None) -> None
 
 
 @_exercise(("softmax", "softmax"),
-           ("exponentiate, then divide by the sum of the row; subtract the row's maximum first",
-            "先减去每行的最大值再取指数，然后除以这一行的和"))
+           ("what must one row of weights add up to? And what keeps e^s finite when a score is near 1000?",
+            "一行权重加起来应该等于多少？分数接近 1000 时，怎样让 e^s 不溢出？"))
 def check_softmax(fn: object, *, name: str, hint: str) -> None:
     """A row-wise softmax ``fn(scores) -> weights`` over the last axis, stable for large scores."""
     (scores,) = _normal(1, (3, 4, 5))
-    result = _call(name, fn, scores)
+    result = _call(name, fn, scores, hint=hint)
     _check_against(name, result, torch.softmax(scores, -1), hint,
                    [(torch.softmax(scores, dim), "softmax-wrong-axis", {"dim": dim}) for dim in (0, 1)])
     big = torch.tensor([[1000.0, 1001.0, 999.0]], dtype=torch.float64)
-    result = _tensor(name, _call(name, fn, big))
+    # the same function that ran on 3-D scores: an axis out of range here was counted from the front
+    result = _tensor(name, _call(name, fn, big, hint=hint, kinds={"dim": "softmax-fixed-axis"}), hint)
     if not torch.isfinite(result).all():
         _mistake(name, "softmax-overflow", hint)
 
@@ -641,13 +1017,46 @@ def check_softmax(fn: object, *, name: str, hint: str) -> None:
 def check_attention(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key, value) -> output`` equal to softmax(Q Kᵀ / √d_k) V."""
     q, k, v = _normal(2, (2, 3, 8), (2, 5, 8), (2, 5, 8))
-    result = _call(name, fn, q, k, v)
+    result = _call(name, fn, q, k, v, hint=hint, probes=lambda: _probes("attention"))
     scores = q @ k.transpose(-2, -1)  # (2, 3, 5), d_k = 8
+    weights = torch.softmax(scores / math.sqrt(8), -1)
     _check_against(name, result, scaled_dot_product_attention(q, k, v)[0], hint, [
         (torch.softmax(scores, -1) @ v, "attention-no-scale", {}),
         (torch.softmax(scores / 8, -1) @ v, "attention-scale-1-over-dk", {}),
         (torch.softmax(scores / math.sqrt(8), -2) @ v, "attention-softmax-over-queries", {}),
+        (torch.softmax(scores / math.sqrt(8), 0) @ v, "softmax-over-batch", {}),
+        (torch.softmax(scores, -1) / math.sqrt(8) @ v, "attention-scale-after-softmax", {}),
+        (weights, "attention-returns-weights", {}),
     ])
+
+
+def _probes(exercise: str) -> list[tuple[tuple, list[tuple[Tensor, str, dict]]]]:
+    """Inputs on which a function that raised on the check's own inputs runs, with the known wrong answers it may
+    then give: on square shapes (4, 4, 4) a key used without its transpose (``q @ k``, or ``q @ k.T``, which on a
+    3-D tensor reverses every axis) runs; with as many keys as queries, keys and values taken from different
+    sides run."""
+    q, k, v = _normal(20, (4, 4, 4), (4, 4, 4), (4, 4, 4))
+
+    def untransposed(query: Tensor, key: Tensor) -> list[Tensor]:
+        return [torch.softmax(query @ key / 2, -1), torch.softmax(query @ key.permute(2, 1, 0) / 2, -1)]
+
+    if exercise == "attention":
+        return [((q, k, v), [(w @ v, "key-not-transposed", {}) for w in untransposed(q, k)])]
+    if exercise == "attention-weights":
+        return [((q, k), [(w, "key-not-transposed", {}) for w in untransposed(q, k)])]
+    decoder_x, memory = _normal(21, (2, 4, 8), (2, 4, 8))  # cross-attention: L_tgt = L_src
+    return [((decoder_x, memory), [
+                (scaled_dot_product_attention(decoder_x, decoder_x, memory)[0], "cross-keys-values-mixed", {}),
+                (scaled_dot_product_attention(decoder_x, memory, decoder_x)[0], "cross-keys-values-mixed", {})]),
+            ((q, k), [(w @ k, "key-not-transposed", {}) for w in untransposed(q, k)])]
+
+
+def _mask_dtype(name: str, result: object, hint: str) -> None:
+    """A mask of numbers is named: an additive 0 / -inf mask, or 0/1 numbers instead of True/False."""
+    if isinstance(result, Tensor) and result.dtype != torch.bool:
+        if result.is_floating_point() and torch.isinf(result).any():
+            _mistake(name, "mask-additive", hint)
+        _mistake(name, "mask-not-bool", hint, dtype=str(result.dtype))
 
 
 def _inverted(name: str, result: object, expected: Tensor) -> None:
@@ -662,7 +1071,8 @@ def _inverted(name: str, result: object, expected: Tensor) -> None:
 def check_causal_mask(fn: object, *, name: str, hint: str) -> None:
     """``fn(length) -> (length, length)`` bool mask, True where query i may see key j (j <= i)."""
     for length in (4, 7, 1):
-        result = _call(name, fn, length)
+        result = _call(name, fn, length, hint=hint)
+        _mask_dtype(name, _tensor(name, result, hint), hint)
         if length > 1:
             _inverted(name, result, causal_mask(length))
             if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (length, length):
@@ -670,17 +1080,21 @@ def check_causal_mask(fn: object, *, name: str, hint: str) -> None:
                     _mistake(name, "causal-upper-triangle", hint)
                 if torch.equal(result, causal_mask(length).tril(-1)):
                     _mistake(name, "causal-diagonal-blocked", hint)
+                if torch.equal(result, torch.ones(length, length, dtype=torch.bool).tril(1)):
+                    _mistake(name, "causal-sees-next-key", hint)
         _compare(name, result, causal_mask(length), hint, 0.0)
 
 
 @_exercise(("padding mask", "填充掩码"),
-           ("compare the tokens with pad_id, then give the result a query axis of size 1",
-            "把 tokens 与 pad_id 比较，再插入一个大小为 1 的查询轴"))
+           ("which keys may a query attend to, and over which axis of the (batch, L_q, L_k) scores must the mask "
+            "be the same for every query?",
+            "查询可以关注哪些键？对 (batch, L_q, L_k) 的分数来说，掩码在哪个轴上对每个查询都一样？"))
 def check_padding_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) -> None:
     """``fn(tokens) -> (batch, 1, L)`` bool mask, True on real tokens (the keys a query may attend to)."""
     tokens = torch.tensor([[5, 6, 7, pad_id, pad_id], [3, 4, pad_id, pad_id, pad_id]])
     expected = padding_mask(tokens, pad_id)  # (2, 1, 5)
-    result = _call(name, fn, tokens)
+    result = _call(name, fn, tokens, hint=hint)
+    _mask_dtype(name, _tensor(name, result, hint), hint)
     _inverted(name, result, expected)
     if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (2, 5):
         if torch.equal(result, ~expected[:, 0]):
@@ -688,6 +1102,8 @@ def check_padding_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) -> 
         _mistake(name, "padding-no-query-axis", hint)
     if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (2, 5, 1):
         _mistake(name, "padding-masks-queries", hint)
+    if isinstance(result, Tensor) and result.dtype == torch.bool and result.shape == (1, 2, 5):
+        _mistake(name, "padding-query-axis-first", hint)
     _compare(name, result, expected, hint, 0.0)
 
 
@@ -733,6 +1149,11 @@ def check_toy_output(word: str, answer: object) -> None:
         _mistake(name, "toy-own-value", hint)
     if answer.shape == (3,) and torch.allclose(answer, (weights[:, row] @ (x @ w_v)), atol=1e-3):
         _mistake(name, "toy-column-of-r", hint)
+    if answer.shape == weights[row].shape and torch.allclose(answer, weights[row], atol=1e-3):
+        _mistake(name, "toy-weights-not-output", hint)
+    unscaled = torch.softmax((x @ w_q)[row] @ (x @ w_k).T, -1) @ (x @ w_v)
+    if answer.shape == (3,) and torch.allclose(answer, unscaled, atol=1e-3):
+        _mistake(name, "toy-no-scale", hint)
     _compare(name, answer, output[row], hint, 1e-3)
     _passed(name)
 
@@ -745,8 +1166,13 @@ def check_combined_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) ->
     tokens = torch.tensor([[5, 6, 7, 8, pad_id], [3, 4, pad_id, pad_id, pad_id]])
     causal, padding = causal_mask(5), padding_mask(tokens, pad_id)
     expected = causal & padding
-    result = _call(name, fn, tokens)
+    result = _call(name, fn, tokens, hint=hint)
+    _mask_dtype(name, _tensor(name, result, hint), hint)
     _inverted(name, result, expected)
+    if result.shape == causal.shape and torch.equal(result, causal):
+        _mistake(name, "combined-causal-only", hint)
+    if result.shape == padding.shape and torch.equal(result, padding):
+        _mistake(name, "combined-padding-only", hint)
     if isinstance(result, Tensor) and result.shape == expected.shape and result.dtype == torch.bool:
         if torch.equal(result, causal | padding):
             _mistake(name, "combined-or", hint)
@@ -755,8 +1181,8 @@ def check_combined_mask(fn: object, pad_id: int = 0, *, name: str, hint: str) ->
     _compare(name, result, expected, hint, 0.0)
 
 
-def _output(name: str, fn: Callable, *args) -> Tensor:
-    result = _tensor(name, _call(name, fn, *args))
+def _output(name: str, fn: Callable, *args, hint: str | None = None, probes=None) -> Tensor:
+    result = _tensor(name, _call(name, fn, *args, hint=hint, probes=probes), hint)
     if result.is_floating_point() and not torch.isfinite(result).all():
         _mistake(name, "nan-in-output")
     return result
@@ -770,17 +1196,32 @@ def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_m
     """``fn(x (1, L, d_model)) -> (1, L, d_model)``: changing tokens after position t leaves outputs 0..t unchanged."""
     generator = torch.Generator().manual_seed(4)
     x = torch.randn(1, length, d_model, generator=generator, dtype=torch.float64)
-    first = _tensor(name, _call(name, fn, x))
+    first = _tensor(name, _call(name, fn, x, hint=hint), hint)
     if first.is_floating_point() and first.dim() == 3 and not torch.isfinite(first[:, -1]).all():
         # the last query may see every key: no key left for it means the mask blocks the past, not the future
         _mistake(name, "leak-blocks-past", hint, last=length - 1)
-    base = _output(name, fn, x)
+    base = _output(name, fn, x, hint=hint)
     for t in range(length - 1):
         changed = x.clone()
         changed[:, t + 1:] = torch.randn(1, length - t - 1, d_model, generator=generator, dtype=torch.float64)
-        moved = (_output(name, fn, changed)[:, : t + 1] - base[:, : t + 1]).abs().max().item()
+        moved = (_output(name, fn, changed, hint=hint)[:, : t + 1] - base[:, : t + 1]).abs().max().item()
         if moved > 1e-9:
+            if base.shape == x.shape and _reads_only_future(name, fn, x, base, generator, hint):
+                _mistake(name, "leak-mask-inverted", hint)
             _mistake(name, "future-leaks", hint, t=t, moved=f"{moved:.3g}")
+
+
+def _reads_only_future(name: str, fn: Callable, x: Tensor, base: Tensor, generator: torch.Generator,
+                       hint: str | None) -> bool:
+    """True when no output depends on the positions before it: a causal mask the wrong way round."""
+    length = x.shape[1]
+    for t in range(1, length):
+        changed = x.clone()
+        changed[:, :t] = torch.randn(x.shape[0], t, x.shape[2], generator=generator, dtype=x.dtype)
+        out = _tensor(name, _call(name, fn, changed, hint=hint), hint)
+        if out.shape != base.shape or not torch.allclose(out[:, t], base[:, t], atol=1e-9, rtol=0, equal_nan=True):
+            return False
+    return True
 
 
 @_exercise(("ignores padding", "忽略填充"),
@@ -796,40 +1237,56 @@ def check_ignores_padding(fn: Callable[[Tensor, Tensor], Tensor], *, pad_id: int
     tokens = torch.tensor([[5, 6, 7, 8, 9], [3, 4, 5, pad_id, pad_id]])
     x = torch.randn(2, 5, d_model, generator=generator, dtype=torch.float64)
     real = tokens != pad_id
-    base = _output(name, fn, x, tokens)
+    first = _tensor(name, _call(name, fn, x, tokens, hint=hint), hint)
+    if first.shape == x.shape and first.is_floating_point() and not torch.isfinite(first).all():
+        if not torch.isfinite(first[0]).any() and torch.isfinite(first[1]).all():
+            # the sentence without padding has no key left: the mask lets the queries see only the PAD keys
+            _mistake(name, "padding-mask-inverted", hint)
+    base = _output(name, fn, x, tokens, hint=hint)
     other = x.clone()
     other[~real] = 10 * torch.randn(int((~real).sum()), d_model, generator=generator, dtype=torch.float64)
-    moved = (_output(name, fn, other, tokens) - base)[real].abs().max().item()
+    moved = (_output(name, fn, other, tokens, hint=hint) - base)[real].abs().max().item()
+    if moved > 1e-9 and base.shape == x.shape:
+        if not base[~real].any():  # the PAD queries get nothing, the real ones still read the PAD keys
+            _mistake(name, "padding-masked-queries", hint, moved=f"{moved:.3g}")
+        mine = x.clone()
+        mine[1, 0] = torch.randn(d_model, generator=generator, dtype=torch.float64)  # a real token of sentence 1
+        seen = (_output(name, fn, mine, tokens, hint=hint) - base)[1, 1:3].abs().max().item()
+        if seen <= 1e-9:  # the other real tokens do not see it: they read only the PAD keys
+            _mistake(name, "padding-mask-inverted", hint)
     if moved > 1e-9:
         _mistake(name, "padding-leaks", hint, moved=f"{moved:.3g}")
 
 
 @_exercise(("split heads", "拆分多头"),
-           ("first cut the feature axis into (heads, d_head), keeping the token axis where it is; only then "
-            "move the head axis forward", "先把特征轴切成 (heads, d_head)，词的轴保持不动；然后再把头的轴移到前面"))
+           ("write down the shape after each step: which axis of (batch, L, d_model) holds the features that "
+            "belong to one head?",
+            "把每一步之后的形状写下来：(batch, L, d_model) 的哪个轴装着属于一个头的那些特征？"))
 def check_split_heads(fn: object, *, name: str, hint: str) -> None:
     """``fn(x, num_heads)``: (batch, L, d_model) -> (batch, heads, L, d_head), head h = features h·d_head ... ."""
     x = torch.arange(2 * 3 * 8, dtype=torch.float64).reshape(2, 3, 8)  # (batch 2, L 3, d_model 8)
     expected = x.view(2, 3, 4, 2).transpose(1, 2)  # 4 heads of size 2
-    result = _tensor(name, _call(name, fn, x, 4))
+    result = _tensor(name, _call(name, fn, x, 4, hint=hint), hint)
     if result.shape == expected.shape and torch.equal(result, x.view(2, 4, 3, 2)):
         _mistake(name, "split-view-without-transpose", hint)
+    if result.shape == expected.shape and torch.equal(result, x.view(2, 3, 2, 4).permute(0, 3, 1, 2)):
+        _mistake(name, "split-heads-interleaved", hint)
     if result.shape == (2, 3, 4, 2) and torch.equal(result, x.view(2, 3, 4, 2)):
         _mistake(name, "split-heads-axis-last", hint)
     _compare(name, result, expected, hint, 0.0)
 
 
 @_exercise(("layer norm", "层标准化"),
-           ("mean and variance over the features of each token (the last axis), the variance divided by n; "
-            "eps goes inside the square root",
-            "对每个词的特征（最后一个轴）求均值和方差，方差除以 n；eps 放在平方根里面"))
+           ("over which axis does one token's normalisation run, and compare your numbers with nn.LayerNorm's on "
+            "one token: which statistic differs?",
+            "一个词元的标准化沿哪个轴做？拿一个词元，把你的结果和 nn.LayerNorm 的结果比一比：是哪个统计量不一样？"))
 def check_layer_norm(fn: object, *, name: str, hint: str) -> None:
     """``fn(x, eps) -> (x - mean) / sqrt(var + eps)`` over the last axis (biased variance, no affine part)."""
     x = _normal(8, (2, 3, 8))[0] * 3 + 1
     x[0, 0] = 1.0  # a constant token: its variance is 0, and only eps keeps the division finite
     eps = 1e-2
     expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
-    result = _tensor(name, _call(name, fn, x, eps))
+    result = _tensor(name, _call(name, fn, x, eps, hint=hint), hint)
     centred = x - x.mean(-1, keepdim=True)
     if result.shape == x.shape:
         var = x.var(-1, unbiased=False, keepdim=True)
@@ -840,8 +1297,11 @@ def check_layer_norm(fn: object, *, name: str, hint: str) -> None:
             (centred / (var.sqrt() + eps), "layer-norm-eps-outside-sqrt", {}),
             (centred / torch.sqrt(x.var(-1, keepdim=True) + eps), "layer-norm-unbiased-variance", {}),
             (over_batch, "layer-norm-over-batch", {}),
+            (x / torch.sqrt(var + eps), "layer-norm-not-centred", {}),
+            ((x - x.mean()) / torch.sqrt(x.var(unbiased=False) + eps), "layer-norm-over-everything", {}),
+            (centred / (x.std(-1, keepdim=True) + eps), "layer-norm-std-plus-eps", {}),
         ])
-        other = _tensor(name, _call(name, fn, x, 1e-5))
+        other = _tensor(name, _call(name, fn, x, 1e-5, hint=hint), hint)
         if torch.allclose(other, result) and not torch.allclose(expected, torch.nn.functional.layer_norm(x, (8,))):
             _mistake(name, "layer-norm-eps-ignored", hint)
     _compare(name, result, expected, hint, 1e-9)
@@ -854,12 +1314,16 @@ def check_cross_attention(fn: object, *, name: str, hint: str) -> None:
     """``fn(decoder_x (batch, L_tgt, d), memory (batch, L_src, d)) -> (batch, L_tgt, d)``: queries from the decoder,
     keys and values from the encoder's output (no projections)."""
     decoder_x, memory = _normal(10, (2, 3, 8), (2, 5, 8))
-    result = _output(name, fn, decoder_x, memory)
+    result = _output(name, fn, decoder_x, memory, hint=hint, probes=lambda: _probes("cross-attention"))
     if result.shape == (2, 5, 8):
         _mistake(name, "cross-queries-from-encoder", hint)
     itself, _ = scaled_dot_product_attention(decoder_x, decoder_x, decoder_x)  # (2, 3, 8): no encoder at all
-    _check_against(name, result, scaled_dot_product_attention(decoder_x, memory, memory)[0], hint, [
+    output, weights = scaled_dot_product_attention(decoder_x, memory, memory)
+    scores = decoder_x @ memory.transpose(-2, -1) / math.sqrt(8)
+    _check_against(name, result, output, hint, [
         (itself, "cross-decoder-on-itself", {}),
+        (weights, "attention-returns-weights", {}),
+        (torch.softmax(scores, 0) @ memory, "softmax-over-batch", {}),
     ])
 
 
@@ -872,10 +1336,12 @@ def check_pre_ln(fn: object, *, name: str, hint: str) -> None:
     sublayer, norm = torch.nn.Linear(8, 8).double(), torch.nn.LayerNorm(8).double()
     x = _normal(11, (2, 3, 8))[0] * 4
     with torch.no_grad():
-        result = _output(name, fn, x, sublayer, norm)
+        result = _output(name, fn, x, sublayer, norm, hint=hint)
         _check_against(name, result, x + sublayer(norm(x)), hint, [
             (norm(x + sublayer(x)), "pre-ln-is-post-ln", {}),
             (sublayer(norm(x)), "pre-ln-no-residual", {}),
+            (x + norm(sublayer(x)), "pre-ln-norm-after-sublayer", {}),
+            (norm(x) + sublayer(norm(x)), "pre-ln-normed-residual", {}),
         ])
 
 
@@ -885,10 +1351,14 @@ def check_pre_ln(fn: object, *, name: str, hint: str) -> None:
 def check_attention_weights(fn: object, *, name: str, hint: str) -> None:
     """``fn(query, key) -> softmax(Q Kᵀ / √d_k)`` over the keys: each row sums to 1."""
     q, k = _normal(12, (2, 3, 8), (2, 5, 8))
-    result = _output(name, fn, q, k)
+    result = _output(name, fn, q, k, hint=hint, probes=lambda: _probes("attention-weights"))
     scores = q @ k.transpose(-2, -1) / math.sqrt(8)  # (2, 3, 5)
     _check_against(name, result, torch.softmax(scores, -1), hint, [
         (torch.softmax(scores, -2), "weights-softmax-over-queries", {}),
+        (torch.softmax(scores, 0), "softmax-over-batch", {}),
+        (torch.softmax(scores * math.sqrt(8), -1), "weights-no-scale", {}),
+        (torch.softmax(scores / math.sqrt(8), -1), "weights-scale-1-over-dk", {}),
+        (scores, "weights-no-softmax", {}),
     ])
 
 

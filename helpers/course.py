@@ -80,8 +80,9 @@ NOTEBOOKS = [
              "alignment; type your own sentence",
              "在 CPU 上训练 N = 6 的英译中模型；贪心解码与束搜索；交叉注意力与真实词对齐的对比；自己输入句子"),
     Notebook("09_attention_everywhere", "1. 自注意力机制 — the list of architectures that borrow attention",
-             "what attention costs against length; the fused kernel; a tiny ViT",
-             "注意力的开销随长度的变化；融合内核；一个小小的 ViT",
+             "what attention costs against length; the fused kernel; a tiny ViT; a pretrained model's real heads "
+             "on your own sentence, English and Chinese",
+             "注意力的开销随长度的变化；融合内核；一个小小的 ViT；真实预训练模型的注意力头，用你自己输入的中英文句子",
              section_zh="1. 自注意力机制——开头列出的借用注意力的各种架构"),
     Notebook("10_attention_today", "beyond the note",
              "online softmax, the KV cache, MQA/GQA, RoPE, sliding windows",

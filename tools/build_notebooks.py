@@ -101,10 +101,11 @@ def banner(name: str, lang: str, languages_built: list[str]) -> str:
     return " · ".join(parts)
 
 
-def bootstrap_cell(lang: str) -> nbformat.NotebookNode:
-    """The first code cell: it sets the edition (``COURSE_LANG``), and on Colab it installs the course
-    (tools/colab_bootstrap.py). The one code cell in which the two editions differ."""
-    return nbformat.v4.new_code_cell(cell_source(lang=lang).rstrip("\n"), metadata={
+def bootstrap_cell(lang: str, name: str) -> nbformat.NotebookNode:
+    """The first code cell: it sets the edition (``COURSE_LANG``), and on Colab it installs the course, with the
+    pretrained model only in a notebook that uses it (tools/colab_bootstrap.py). The one code cell in which the
+    two editions differ."""
+    return nbformat.v4.new_code_cell(cell_source(lang=lang, notebook=name).rstrip("\n"), metadata={
         "tags": ["bootstrap"], "jupyter": {"source_hidden": True}})
 
 
@@ -122,7 +123,7 @@ def edition(source: nbformat.NotebookNode, lang: str, name: str, *, run_solution
     if nb.cells and nb.cells[0].cell_type == "markdown":
         nb.cells[0].source = nb.cells[0].source.rstrip("\n") + "\n\n" + banner(name, lang, languages(source))
     first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
-    nb.cells.insert(first_code, bootstrap_cell(lang))
+    nb.cells.insert(first_code, bootstrap_cell(lang, name))
     seen: set[str] = set()
     for cell in nb.cells:
         cell.metadata.pop("lang", None)

