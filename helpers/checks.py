@@ -331,6 +331,11 @@ _known("leak-blocks-past", "no-future-leak",
        "最后一个位置（{last}）的输出是 NaN：这个查询本来可以看见所有的键，现在却一个也没剩下。"
        "因果掩码只屏蔽查询*之后*的键；你的掩码屏蔽的却是查询自己和它之前的键。masked_fill 写入的是"
        "掩码为 True 的位置，还是为 False 的位置？", last=5)
+_known("ignores-its-input", "no-future-leak",
+       "the output does not change at all when the decoder's input changes: this function never reads its "
+       "argument. Which tensor goes in as the decoder's input (the queries of its self-attention)?",
+       "解码器的输入变了，输出却一点也没变：这个函数根本没有读它的参数。作为解码器输入（也就是它自注意力的查询）"
+       "传进去的是哪个张量？")
 _known("future-leaks", "no-future-leak",
        "changing the tokens after position {t} moved the outputs at positions <= {t} by {moved}",
        "改动位置 {t} 之后的词，位置 <= {t} 的输出变化了 {moved}", t=0, moved="0.412")
@@ -1201,6 +1206,10 @@ def check_no_future_leak(fn: Callable[[Tensor], Tensor], *, length: int = 6, d_m
         # the last query may see every key: no key left for it means the mask blocks the past, not the future
         _mistake(name, "leak-blocks-past", hint, last=length - 1)
     base = _output(name, fn, x, hint=hint)
+    elsewhere = torch.Generator().manual_seed(5)  # its own draws: the leak probes below stay as they were
+    other = _output(name, fn, torch.randn(1, length, d_model, generator=elsewhere, dtype=torch.float64), hint=hint)
+    if other.shape == base.shape and torch.allclose(other, base, atol=1e-12, rtol=0):
+        _mistake(name, "ignores-its-input", hint)  # no leak, trivially: it reads something else (the source?)
     for t in range(length - 1):
         changed = x.clone()
         changed[:, t + 1:] = torch.randn(1, length - t - 1, d_model, generator=generator, dtype=torch.float64)

@@ -30,6 +30,9 @@ CHECK = {
 }
 
 
+SOURCE = torch.randn(1, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+
+
 def scores(q, k, scale=True):
     return q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1)
 
@@ -130,6 +133,9 @@ MISTAKES = [
      "leak-mask-inverted", "upper triangle"),
     ("no-future-leak", lambda x: sdpa(x, x, x, ~causal_mask(x.shape[1]) | torch.eye(x.shape[1], dtype=torch.bool))[0],
      "leak-mask-inverted", "inverted"),
+    # notebook 07's bug from the wild: the decoder is fed the source, so it never reads its own input
+    ("no-future-leak", lambda y: sdpa(SOURCE, SOURCE, SOURCE, causal_mask(6))[0], "ignores-its-input",
+     "never reads its argument"),
     ("ignores-padding", lambda x, t: sdpa(x, x, x, (t == 0).unsqueeze(1))[0], "padding-mask-inverted",
      "wrong way round"),
     ("ignores-padding", masked_fill_inverted_padding, "padding-mask-inverted", "only the PAD keys"),
@@ -229,7 +235,8 @@ def test_every_new_mistake_has_a_test():
            "split-heads-interleaved",
            "split-heads-float-size", "view-wrong-size", "layer-norm-no-keepdim", "layer-norm-not-centred",
            "layer-norm-over-everything", "layer-norm-std-plus-eps", "cross-keys-values-mixed",
-           "pre-ln-norm-after-sublayer", "pre-ln-normed-residual", "toy-weights-not-output", "toy-no-scale"}
+           "pre-ln-norm-after-sublayer", "pre-ln-normed-residual", "toy-weights-not-output", "toy-no-scale",
+           "ignores-its-input"}
     assert new <= set(checks.MISTAKES), new - set(checks.MISTAKES)
     assert new <= tested, new - tested
 

@@ -1,26 +1,6 @@
 """Answers to notebook 07's exercises (the decoder)."""
 
-from helpers.answers import Choice, Number
-
-_attention = 4 * 512 * 512 + 4 * 512          # W_Q, W_K, W_V, W_O with biases
-_ffn = 512 * 2048 + 2048 + 2048 * 512 + 512
-_norm = 2 * 512
-
-NUMBERS = {
-    "07-decoder-layer-parameters": Number(
-        expected=2 * _attention + _ffn + 3 * _norm,
-        mistakes={
-            _attention + _ffn + 2 * _norm: (
-                "that is an ENCODER layer: the decoder has a second attention block (cross-attention) and a third norm",
-                "这是编码器层的参数量：解码器还有第二个注意力块（交叉注意力）和第三个层标准化"),
-            2 * _attention + _ffn: ("the three LayerNorms have parameters too (a gain and a bias of size 512 each)",
-                                    "三个层标准化也有参数（各有大小为 512 的缩放和偏置）"),
-            2 * 4 * 512 * 512 + 512 * 2048 * 2: ("the biases are missing", "少算了偏置"),
-        },
-        hint=("count per sub-layer: masked self-attention, cross-attention, feed-forward, then one LayerNorm each",
-              "按子层来数：带掩码的自注意力、交叉注意力、前馈网络，每个子层后面各有一个层标准化"),
-    ),
-}
+from helpers.answers import Choice
 
 PREDICTIONS = {
     "07-change-the-first-token": {
