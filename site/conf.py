@@ -26,7 +26,7 @@ language = "en"
 extensions = ["myst_nb", "sphinx-mathjax-offline", "course_site"]
 root_doc = "index"
 # Only these are pages (notebooks/src/*.md, the MyST sources, are not: the .ipynb has the outputs).
-include_patterns = ["index.md", "map.md", "glossary.md", "corrections.md", "conventions.md", "zh/*.md",
+include_patterns = ["index.md", "map.md", "glossary.md", "corrections.md", "conventions.md", "teaching.md", "zh/*.md",
                     "notebooks/*.ipynb", "notebooks/zh/*.ipynb"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 

@@ -1,10 +1,15 @@
-"""Answers to notebook 09's exercises (the cost of attention, and a tiny ViT)."""
+"""Answers to notebook 09's exercises (the cost of attention, a tiny ViT, and real attention heads)."""
 
 from helpers.answers import Choice, Number
 
 _tokens = (224 // 16) ** 2                    # ViT-Base: 14 x 14 patches of 16 x 16 pixels
 _mib_2048 = 4 * 2048 * 2048 * 4 / 2**20       # the notebook's 64 MiB: 4 heads, L = 2048, float32
 _mib_8192 = 8 * 8192 * 8192 * 2 / 2**20       # 8 heads, L = 8192, float16
+# all-MiniLM-L6-v2 over helpers.heads.SENTENCES, measured (tests/test_heads.py measures them again): the heads whose
+# word pieces put on average more than half of their weight on [CLS], per layer
+_cls_heads_per_layer = (0, 7, 9, 10, 9, 2)
+_cls_heads = sum(_cls_heads_per_layer)        # 37 of the 72 heads
+_cls_heads_all_rows = 39                      # the same count with the rows of [CLS] and [SEP] themselves averaged in
 
 NUMBERS = {
     "09-vit-patch-tokens": Number(
@@ -55,6 +60,28 @@ NUMBERS = {
               "heads, the bytes per number",
               "从 64 MiB 出发，一次只改一个因素：序列长度（它以平方出现）、头数、每个数的字节数"),
     ),
+    "09-cls-heads": Number(
+        expected=_cls_heads,
+        mistakes={
+            _cls_heads_all_rows: ("the rows of [CLS] and [SEP] are averaged in too; the claim is about the word "
+                                  "pieces, the queries 1 .. L - 2",
+                                  "这里把 [CLS] 和 [SEP] 自己的那两行也平均进去了；题目问的是词片（word piece）的行，"
+                                  "也就是第 1 到第 L - 2 个查询"),
+            0: ("no head passes the threshold here: is that the weight on [SEP] (the last position, L - 1), or layer "
+                "0 alone? [CLS] is position 0, and the question asks for all six layers",
+                "这样一个头都不超过一半：你算的是不是 [SEP]（最后一个位置 L - 1）的权重，或者只数了第 0 层？"
+                "[CLS] 在位置 0，题目问的是全部 6 层"),
+            72 - _cls_heads: ("that counts the heads at or BELOW one half; the question asks for those above it",
+                              "这数的是不超过一半的头；题目问的是超过一半的头"),
+            **{count: ("that is the count of one layer; the question asks for all six layers together",
+                       "这只是某一层的个数；题目问的是 6 层加在一起")
+               for count in sorted(set(_cls_heads_per_layer) - {0})},
+        },
+        hint=("cls_share(attentions) is attentions[..., 1:L - 1, 0].mean(-1), one number per head; average it over "
+              "the 30 sentences with head_table, then count the entries above 0.5 in the whole (6, 12) table",
+              "cls_share(attentions) 就是 attentions[..., 1:L - 1, 0].mean(-1)，每个头一个数；用 head_table 在 30 个句子上"
+              "求平均，再数整张 (6, 12) 表里大于 0.5 的元素"),
+    ),
 }
 
 PREDICTIONS = {
@@ -87,6 +114,20 @@ PREDICTIONS = {
                     "direction, so the positions of the patches matter little for this task.",
                     "下降远比这小：一个 patch 内的笔画片段就已经说明了方向，所以对这个任务来说，patch 的位置几乎不重要。"),
     },
+    "09-shuffled-next-token": {
+        "stays": ("Head 1.8 finds the next token by its position, not by what the words mean: shuffling the words "
+                  "keeps every position and every word, only their order changes, and the head still looks one "
+                  "step to the right (its score even rises a little). A head like this can be measured on any "
+                  "text, even nonsense, and will look the same.",
+                  "头 1.8 是按位置找下一个词元的，而不是按词的意思：打乱词序之后，每个位置、每个词都还在，只是顺序变了，"
+                  "这个头仍然往右看一格（分数甚至略有上升）。这样的头在任何文字上测都一样，哪怕是一串没有意义的词。"),
+        "weaker": ("The score does not fall: head 1.8 looks one position to the right whatever the words are, so a "
+                   "shuffled sentence keeps it a next-token head.",
+                   "分数并没有下降：不管词是什么，头 1.8 都往右看一个位置，所以打乱后的句子里它仍然是下一词元头。"),
+        "gone": ("It does not vanish: the head follows positions, and shuffling keeps the positions; only a head "
+                 "that followed the grammar could lose its pattern here.",
+                 "它并没有消失：这个头跟的是位置，而打乱词序并不改变位置；只有跟着语法走的头，才可能在这里失去它的模式。"),
+    },
 }
 
 CHOICES = {
@@ -111,5 +152,36 @@ CHOICES = {
         },
         hint=("compare what the memory cell asserts about the two outputs with what each path must keep in memory",
               "对比测量内存的单元格对两条路径输出的断言，以及每条路径必须在内存里保存什么"),
+    ),
+    "09-determiner-head": Choice(
+        correct="c",
+        explanations={
+            "a": ("The measurement says nothing about how the model computes: it shows where one head's largest "
+                  "weight lands, for one relation, on 30 short sentences written for it. BERT builds no parse tree, "
+                  "and one head that matches one relation is not a grammar.",
+                  "这个测量完全没有说明模型是怎么计算的：它只显示了一个头在一种关系上、在 30 个专门写的短句里，"
+                  "最大的权重落在哪里。BERT 并不构造句法树，一个头对上一种关系，也不等于模型掌握了语法。"),
+            "b": ("The accuracy is compared with the best rule that only counts positions (always 2 words to the "
+                  "right), which gets about 0.65: head 3.1 does better than that, and is right at both distances. "
+                  "Being wrong on about one pair in ten does not make it random: a random word piece would be right "
+                  "about one time in ten.",
+                  "这个准确率是和只数位置的最好规则（总是往右数 2 个词）比较的，那条规则约为 0.65；头 3.1 比它好，"
+                  "而且在两种距离上都对。大约十对里错一对，并不说明它是随机的：随机挑一个词片，大约十次才对一次。"),
+            "c": ("Right. The claim is exactly what was measured: from a determiner, head 3.1's largest weight lands on "
+                  "its noun far more often than any fixed distance would, in these sentences. In every one of them the "
+                  "noun of a determiner is also the first noun to its right, so the measurement cannot tell "
+                  "\"attends to its own noun\" from \"attends to the next noun\": only sentences where the two "
+                  "differ could.",
+                  "对。结论正好就是测到的东西：在这些句子里，从限定词出发，头 3.1 的最大权重落在它的名词上，"
+                  "比任何固定距离的规则都准得多。但在每一个句子里，限定词的名词同时也是它右边的第一个名词，"
+                  "所以这个测量分不清“看向自己的名词”和“看向下一个名词”；要分清，需要两者不同的句子。"),
+            "d": ("Nothing here measures what the sentence embedding uses: all-MiniLM-L6-v2 averages the last layer's "
+                  "outputs of every token, and layer 3 is followed by two more layers that mix everything again.",
+                  "这里没有任何测量涉及句子嵌入用了什么：all-MiniLM-L6-v2 对最后一层所有词元的输出取平均，"
+                  "而第 3 层之后还有两层，会把所有信息再混合一遍。"),
+        },
+        hint=("read the claim cell again: what exactly was counted, on which sentences, against which baseline? Then "
+              "ask what else, in those same sentences, would give the same count",
+              "再读一遍那个断言单元格：到底数的是什么，在哪些句子上，和什么基准比较？再想一想，在这些句子里，还有什么别的规则会数出同样的结果"),
     ),
 }

@@ -3,17 +3,19 @@
 from helpers.answers import Choice, Number
 
 PREDICTIONS = {
-    "10-memory-against-d-head": {
-        "x1": ("The (heads, L, L) scores and weights do not depend on d_head; only the (heads, L, d_head) output "
-               "grows. At long context the L × L matrices are the memory, and d_head hardly matters.",
-               "(heads, L, L) 的分数和权重与 d_head 无关；只有 (heads, L, d_head) 的输出会变大。上下文很长时，"
-               "内存主要就是这些 L × L 矩阵，d_head 几乎不起作用。"),
-        "x2": ("x2 would hold if the (heads, L, d_head) tensors dominated; at L = 1024 each (L, L) matrix is 16 "
-               "times larger than the output, and it does not grow with d_head.",
-               "只有当 (heads, L, d_head) 的张量占主导时才会是 2 倍；在 L = 1024 时，每个 (L, L) 矩阵比输出大 16 倍，"
-               "而且不随 d_head 增长。"),
-        "x4": ("Nothing that attention holds is quadratic in d_head: the square is in L.",
-               "注意力保存的东西里没有哪一样是 d_head 的平方：平方在 L 上。"),
+    "10-memory-against-length": {
+        "x4": ("The (heads, L, L) scores and weights hold one number per (query, key) pair: twice the tokens, four "
+               "times the pairs. The (heads, L, d_head) tensors only double, and at L = 1024 each L × L matrix is "
+               "already 16 times larger than them, so the total is a little under 4 times.",
+               "(heads, L, L) 的分数和权重对每一对（查询, 键）存一个数：词元数翻倍，对数就变成 4 倍。"
+               "(heads, L, d_head) 的张量只翻一倍，而在 L = 1024 时每个 L × L 矩阵已经比它们大 16 倍，"
+               "所以总量略低于 4 倍。"),
+        "x2": ("x2 is what the (heads, L, d_head) tensors do (Q, K, V, the output); the L × L scores and weights, "
+               "which dominate here, grow with the square of L.",
+               "翻一倍的是 (heads, L, d_head) 的张量（Q、K、V 和输出）；这里占大头的是 L × L 的分数和权重，"
+               "它们随 L 的平方增长。"),
+        "x1": ("Every tensor of attention has an L axis, and the largest ones have two: nothing here stays the same.",
+               "注意力里的每个张量都有一个 L 轴，最大的那些还有两个：这里没有哪一样保持不变。"),
     },
     "10-window-share": {
         "1/4": ("Twice too many: a window row holds w = 128 keys, a causal row L/2 = 1024 on average.",

@@ -51,8 +51,9 @@ EDITION_LINK = re.compile(r"\[([^\]]+)\]\(((?:zh/|\.\./)[0-9]{2}_\w+)\.ipynb\)")
 
 # The site's pages made from docs/: page name -> its file under docs/ (a stub site/<page>.md stands in until then).
 DOC_PAGES = {name: f"{name}.md" for name in (
-    "glossary", "corrections", "conventions", "zh/glossary", "zh/corrections", "zh/conventions")}
-DOCS_LINK = re.compile(r"\[([^\]]*)\]\((?:\.\./)+docs/((?:zh/)?(?:glossary|corrections|conventions))\.md\)")
+    "glossary", "corrections", "conventions", "teaching", "zh/glossary", "zh/corrections", "zh/conventions",
+    "zh/teaching")}
+DOCS_LINK = re.compile(r"\[([^\]]*)\]\((?:\.\./)+docs/((?:zh/)?(?:glossary|corrections|conventions|teaching))\.md\)")
 
 
 def course_notebooks(edition: str = "") -> list[Path]:
@@ -67,7 +68,13 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
     for cell in notebook.cells:
         outputs, noted = [], False
         for output in cell.get("outputs", []):
-            if WIDGET_VIEW in output.get("data", {}):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data and "data-course-explorer" in str(data.get("text/html", "")):
+                # a client-side explorer (helpers.explorer): its HTML carries its data and module and runs on
+                # the page, with no kernel; drop the widget view, keep the live HTML, no note
+                outputs.append(nbformat.v4.new_output("display_data", data={"text/html": data["text/html"]}))
+                continue
+            if WIDGET_VIEW in data:
                 if not noted:
                     outputs.append(nbformat.v4.new_output("display_data", data={"text/html": WIDGET_NOTE}))
                     noted = True

@@ -84,9 +84,9 @@ TRIES = {
     "08": ("checks.check_no_future_leak(fixed_causal)",
            "fixed_causal = bugs.causal_self_attention\nchecks.check_no_future_leak(fixed_causal)",
            ("blocks only the keys", "因果掩码只屏蔽")),
-    "09": ("checks.check_split_heads(fixed_split_heads)",
-           "fixed_split_heads = bugs.split_heads\nchecks.check_split_heads(fixed_split_heads)",
-           ("without the transpose", "而不转置")),
+    "09": ('checks.check_number("09-weights-memory", answer)',
+           'answer = 64 * 4 * 2 * 0.5\nchecks.check_number("09-weights-memory", answer)',
+           ("linearly with L", "线性增长")),
     "10": ('checks.check_number("10-gqa-cache-gib", answer)',
            'answer = 16.0\nchecks.check_number("10-gqa-cache-gib", answer)', ("32 key/value heads", "32 个键/值头")),
 }

@@ -100,7 +100,11 @@ def test_every_page_loads_offline_with_its_figures_and_math(site, browser):
             state = page.evaluate("""() => ({
                 images: [...document.images].map(
                     i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0})),
-                figures: document.querySelectorAll('.cell_output img').length,
+                // a picture, or a client-side explorer (helpers.explorer) mounted in place of its picture
+                figures: document.querySelectorAll('.cell_output img').length
+                    + document.querySelectorAll('.cell_output [data-course-explorer][data-mounted]').length,
+                explorers: document.querySelectorAll('.cell_output [data-course-explorer]').length,
+                mounted: document.querySelectorAll('.cell_output [data-course-explorer][data-mounted] svg').length,
                 math: document.querySelectorAll('.math').length,
                 typeset: document.querySelectorAll('.math mjx-container, mjx-container.MathJax').length,
                 mathErrors: document.querySelectorAll('mjx-merror').length,
@@ -116,6 +120,8 @@ def test_every_page_loads_offline_with_its_figures_and_math(site, browser):
             if state["typeset"] < state["math"] or state["mathErrors"]:
                 problems.append(f"{name}: {state['math']} math elements, {state['typeset']} typeset, "
                                 f"{state['mathErrors']} MathJax errors")
+            if state["explorers"] and not state["mounted"]:
+                problems.append(f"{name}: {state['explorers']} explorers, none mounted (their module did not run)")
             if name in notebooks:
                 source = ROOT / "notebooks" / Path(name).with_suffix(".ipynb").relative_to("notebooks")
                 expected = image_outputs(source)
