@@ -27,6 +27,14 @@ SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 ENGLISH = sorted(p.stem for p in NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 CHINESE = sorted(f"zh/{p.stem}" for p in NOTEBOOK_DIR.glob("zh/[0-9][0-9]_*.ipynb"))
+# each edition's notebooks in two test files of about equal length (01 and 08 take longest), so that pytest-xdist
+# (--dist loadfile) runs them on two workers, each with its own JupyterLab
+FIRST_HALF = ("01", "03", "05", "07", "09")
+
+
+def half(names: list[str], first: bool) -> list[str]:
+    """The notebooks of ``names`` in the first (or second) of the two test files."""
+    return [n for n in names if (n.removeprefix("zh/")[:2] in FIRST_HALF) == first]
 RUN_TIMEOUT_MS = 240_000
 LATENCIES: list[dict] = []  # one record per move: notebook, move, milliseconds from the move to the new image
 
@@ -40,17 +48,31 @@ def record_latencies():
         (SCREENSHOTS / f"latencies-{worker}.json").write_text(json.dumps(LATENCIES))
 
 
+
+def read_cells(path: Path, tries: int = 20) -> list[dict]:
+    """The cells of a notebook file that JupyterLab may be saving right now: Jupyter's atomic_writing writes the
+    file in place (after a backup copy), so a read can meet it empty or cut short; read again until it parses."""
+    for attempt in range(tries):
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))["cells"]
+        except (json.JSONDecodeError, KeyError):
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.25)
+    return []
+
+
 def expected_prompts(name: str, root: Path) -> list[str]:
     """The prompts a Run All leaves: code cells are numbered in order, but a cell whose input is hidden (the
     Colab bootstrap) shows no prompt, so its number is missing from the page."""
-    cells = [c for c in json.loads((root / f"{name}.ipynb").read_text())["cells"] if c["cell_type"] == "code"]
+    cells = [c for c in read_cells(root / f"{name}.ipynb") if c["cell_type"] == "code"]
     return [f"[{i}]:" for i, cell in enumerate(cells, 1)
             if not cell["metadata"].get("jupyter", {}).get("source_hidden")]
 
 
 def stored_passes(name: str, root: Path) -> int:
     """How many stored outputs show a passed check ("[x] "): demonstrations that check the course's own code."""
-    cells = json.loads((root / f"{name}.ipynb").read_text())["cells"]
+    cells = read_cells(root / f"{name}.ipynb")
     return sum("[x] " in "".join(output.get("text", "")) for c in cells if c["cell_type"] == "code"
                for output in c.get("outputs", []))
 
@@ -94,7 +116,7 @@ TRIES = {
 
 def solution_after(name: str, root: Path, marker: str) -> str:
     """The code of the solution block that follows the exercise cell containing ``marker``."""
-    cells = json.loads((root / f"{name}.ipynb").read_text())["cells"]
+    cells = read_cells(root / f"{name}.ipynb")
     start = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and marker in "".join(c["source"]))
     block = next("".join(c["source"]) for c in cells[start:] if "solution" in c["metadata"].get("tags", []))
     return block.split("```python\n", 1)[1].rsplit("\n```", 1)[0]
