@@ -45,20 +45,10 @@ pytestmark = pytest.mark.skipif(
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from helpers import multilingual as mx  # noqa: E402
+from helpers.heads import CHINESE as CHINESE_SENTENCES  # noqa: E402
 from helpers.pretrained import REINSTALL, ModelFilesError  # noqa: E402
 
-CHINESE = [
-    "我爱北京天安门。",
-    "今天天气很好，我们去公园散步吧。",
-    "猫坐在垫子上。",
-    "机器学习是人工智能的一个分支。",
-    "他昨天买了一本书，今天就读完了。",
-    "注意力机制让模型关注句子中重要的词。",
-    "这个问题的答案并不简单。",
-    "小明把苹果给了小红，因为她饿了。",
-    "北京是中国的首都。",
-    "我们明天早上八点在学校门口见面。",
-]
+CHINESE = list(CHINESE_SENTENCES)  # the ten sentences notebook 09 measures (helpers.heads.CHINESE)
 ENGLISH = [
     "The cat sat on the mat.",
     "Attention is all you need.",
