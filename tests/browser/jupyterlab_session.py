@@ -32,9 +32,14 @@ CHINESE = sorted(f"zh/{p.stem}" for p in NOTEBOOK_DIR.glob("zh/[0-9][0-9]_*.ipyn
 FIRST_HALF = ("01", "03", "05", "07", "09")
 
 
+# notebooks with no live figure whose run takes minutes (01 trains six models): JupyterLab runs the English edition
+# only; the Chinese one has the same code cells, and nbval runs them and compares every output in both editions
+LAB_ENGLISH_ONLY = ("zh/01_why_self_attention",)
+
+
 def half(names: list[str], first: bool) -> list[str]:
     """The notebooks of ``names`` in the first (or second) of the two test files."""
-    return [n for n in names if (n.removeprefix("zh/")[:2] in FIRST_HALF) == first]
+    return [n for n in names if (n.removeprefix("zh/")[:2] in FIRST_HALF) == first and n not in LAB_ENGLISH_ONLY]
 RUN_TIMEOUT_MS = 240_000
 LATENCIES: list[dict] = []  # one record per move: notebook, move, milliseconds from the move to the new image
 
@@ -223,6 +228,11 @@ def run_all(page) -> None:
             page.wait_for_function("() => window.courseRunStarted", timeout=15_000)
             return
         except PlaywrightTimeout:
+            # on a busy machine the first cell (the hidden bootstrap, with no prompt to watch) can still be
+            # running: the kernel is busy, so the run did start, and a second Run All would run every cell twice
+            busy = page.locator('.jp-Notebook-ExecutionIndicator[data-status="busy"]').count() > 0
+            if busy or "[*]:" in prompts(page):
+                return
             SCREENSHOTS.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / f"run-all-did-not-start-{attempt}.png"))
             page.keyboard.press("Escape")
