@@ -60,8 +60,8 @@ def train_or_load(
     name: str, build: Callable[[], nn.Module], fit: Callable[[nn.Module], TrainResult], recipe: dict
 ) -> tuple[nn.Module, TrainResult, bool]:
     """(model in eval mode, its training's result, True when it was loaded rather than trained now)."""
-    path = checkpoint_path(name, recipe)
     model = build()
+    path = checkpoint_path(name, recipe)  # after build(): its seed_everything() may set the threads, part of the key
     if path.exists() and os.environ.get("COURSE_RETRAIN") != "1":
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)

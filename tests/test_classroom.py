@@ -52,7 +52,8 @@ def planted(tmp_path_factory):
     quiz(subs / "bob", "1 / 64", "...")  # the lecture note's 1/d_k; the mask not answered
     quiz(subs / "carol", "0.3", "lambda n: causal_mask(n).T",  # wrong; a cell that raises
          "raise RuntimeError('carol broke it')")
-    quiz(subs / "dave", "1 / 8", "causal_mask", "while True:\n    pass")  # never ends: the mask times out
+    # never ends (asleep, so that it does not take a core from the other tests for the whole limit): the mask times out
+    quiz(subs / "dave", "1 / 8", "causal_mask", "import time\nwhile True:\n    time.sleep(0.1)")
     (subs / "erin").mkdir()
     (subs / "erin" / "quiz.ipynb").write_text("this is not JSON {", encoding="utf-8")
     notebook(subs / "erin", "loud.ipynb", IMPORTS, "print('x' * 3_000_000)",

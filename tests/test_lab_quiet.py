@@ -2,11 +2,13 @@
 
 Starts the real JupyterLab, with the Makefile's log flags, from a throw-away venv that sees this environment's
 packages (so the settings written into it by tools/lab_settings.py are the ones read), on 127.0.0.1 and a free
-port; starts one kernel through the REST API, reads what the server printed, stops it by its pid.
+port; starts one kernel through the REST API and talks to it over its websocket, as JupyterLab does; reads
+what the server printed, stops it by its pid.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -15,9 +17,11 @@ import sys
 import sysconfig
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
+from tornado.websocket import websocket_connect
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -41,6 +45,23 @@ def request(url: str, method: str = "GET", body: dict | None = None) -> dict:
     data = None if body is None else json.dumps(body).encode()
     with urllib.request.urlopen(urllib.request.Request(url, data=data, method=method), timeout=30) as response:
         return json.loads(response.read() or b"{}")
+
+
+async def kernel_info(url: str) -> bool:
+    """Connect to a kernel's channels as JupyterLab does; True once it answers a kernel_info_request."""
+    socket_ = await websocket_connect(url)
+    msg_id = uuid.uuid4().hex
+    socket_.write_message(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "kernel_info_request", "username": "test",
+                   "session": uuid.uuid4().hex, "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "content": {}, "channel": "shell", "buffers": []}))
+    try:
+        while True:
+            message = json.loads(await asyncio.wait_for(socket_.read_message(), 120))
+            if message.get("msg_type") == "kernel_info_reply" and message["parent_header"].get("msg_id") == msg_id:
+                return message["content"]["status"] == "ok"
+    finally:
+        socket_.close()
 
 
 @pytest.fixture
@@ -85,10 +106,8 @@ def test_lab_prints_the_url_and_no_kernel_warning_and_shows_no_news(venv, tmp_pa
         assert token, f"no URL printed:\n{log.read_text()}"
         base = f"http://127.0.0.1:{port}"
         kernel = request(f"{base}/api/kernels?token={token}", "POST", {"name": "python3"})
-        for _ in range(120):
-            if request(f"{base}/api/kernels/{kernel['id']}?token={token}")["execution_state"] == "idle":
-                break
-            time.sleep(0.5)
+        # the REST state stays "starting" until a client connects: connect as JupyterLab does, and ask
+        assert asyncio.run(kernel_info(f"ws://127.0.0.1:{port}/api/kernels/{kernel['id']}/channels?token={token}"))
         time.sleep(1.0)
         settings = request(f"{base}/lab/api/settings/@jupyterlab/apputils-extension:notification?token={token}")
         defaults = settings["schema"]["properties"]  # the overrides become the defaults; user settings win
