@@ -52,6 +52,7 @@ __all__ = [
     "EXAMPLE_ZH",
     "GRID",
     "parse_labelled",
+    "shuffled_labelled",
     "check_attentions",
     "previous_token_score",
     "next_token_score",
@@ -147,6 +148,30 @@ def parse_labelled(labelled: str) -> tuple[str, tuple[tuple[int, int], ...]]:
                              f"{[w for _, w in marked]} for _{letter} in {labelled!r}")
         pairs.append((marked[0][0], marked[1][0]))
     return " ".join(words), tuple(pairs)
+
+
+def shuffled_labelled(labelled: str, generator: torch.Generator) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The words of a labelled sentence in a random order (a final full stop stays last), and each (determiner,
+    noun) pair at its new token positions, as :func:`parse_labelled` counts them; the noun may now come first.
+
+        shuffled_labelled("The_a old dog_a sat.", torch.Generator().manual_seed(0))  # ("The old sat dog.", ((1, 4),))
+    """
+    parse_labelled(labelled)  # the same checks, the same messages
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
+    body, end = (labelled[:-1], ".") if labelled.endswith(".") else (labelled, "")
+    words = body.split()
+    order = torch.randperm(len(words), generator=generator).tolist()
+    plain, roles, position = [], {}, 1
+    for word in (words[i] for i in order):
+        text, letter, punctuation = _WORD.fullmatch(word).groups()
+        plain.append(text + punctuation)
+        if letter:
+            role = "determiner" if text.lower() in DETERMINERS else "noun"
+            roles.setdefault(letter, {})[role] = position
+        position += 1 + len(punctuation)
+    pairs = tuple((pair["determiner"], pair["noun"]) for pair in roles.values())
+    return " ".join(plain) + end, pairs
 
 
 _PARSED = [parse_labelled(s) for s in LABELLED]

@@ -30,6 +30,7 @@ from helpers.heads import (
     previous_token_score,
     relation_accuracy,
     relation_score,
+    shuffled_labelled,
     sink_score,
     strongest,
 )
@@ -124,6 +125,20 @@ def test_parse_labelled():
         parse_labelled(3)
 
 
+def test_shuffled_labelled_moves_each_pair_with_its_words():
+    generator = torch.Generator().manual_seed(0)
+    for labelled, (_, pairs) in zip(heads.LABELLED, (parse_labelled(s) for s in heads.LABELLED)):
+        sentence, moved = shuffled_labelled(labelled, generator)
+        tokens = ["[CLS]", *sentence.replace(".", " .").replace(",", " ,").lower().split()]
+        original = ["[CLS]", *parse_labelled(labelled)[0].replace(".", " .").replace(",", " ,").lower().split()]
+        assert sorted(tokens) == sorted(original) and tokens[-1] == "." and len(moved) == len(pairs)
+        assert sorted((original[q], original[k]) for q, k in pairs) == sorted((tokens[q], tokens[k]) for q, k in moved)
+    with pytest.raises(TypeError, match="generator must be a torch.Generator; got int"):
+        shuffled_labelled(heads.LABELLED[0], 0)
+    with pytest.raises(ValueError, match="labelled must hold words like"):
+        shuffled_labelled("The_a dog!", generator)
+
+
 def test_the_shipped_sentences_are_what_the_model_reads():
     """30 sentences, each word one word piece, so the labelled positions are the model's token positions."""
     assert len(SENTENCES) == len(DETERMINER_NOUN) == 30 and len(set(SENTENCES)) == 30
@@ -214,6 +229,12 @@ def test_the_measured_claims_and_the_recorded_answers():
     assert strongest(accuracy)[0][:2] == (3, 1) and strongest(accuracy)[0][2] > 0.85
     assert best_offset(DETERMINER_NOUN) == (2, pytest.approx(44 / 68))
     assert attend_all() is maps, "computed once"
+    # exercise 6, as the notebook shuffles: head 3.1 is weaker, about 0.4, yet far above any fixed distance (~0.15)
+    shuffler = torch.Generator().manual_seed(0)
+    sentences, pairs = zip(*(shuffled_labelled(s, shuffler) for s in heads.LABELLED))
+    shuffled = head_table(relation_accuracy, attend_all(sentences), pairs)[3, 1].item()
+    fixed = best_offset(pairs)[1]
+    assert 0.3 < shuffled < 0.5 and fixed < 0.2 and shuffled > fixed + 0.15
 
 
 def test_explorer_view_never_raises():

@@ -85,17 +85,24 @@ NUMBERS = {
 }
 
 PREDICTIONS = {
-    "09-head-size-memory": {
-        "same": ("The weights are softmax(QKᵀ/√d_k): one number per (query, key) pair, (heads, L, L) whatever the "
-                 "head size. d_head only sets how long each dot product is (the work, 2·2·h·L²·d_head FLOPs), not "
-                 "how many weights there are.",
-                 "注意力权重是 softmax(QKᵀ/√d_k)：每一对（查询, 键）只有一个数，形状总是 (heads, L, L)，与头的大小无关。"
-                 "d_head 只决定每个点积有多长（也就是计算量 2·2·h·L²·d_head FLOPs），不决定权重有多少个。"),
-        "double": ("That is what happens to the work (the FLOPs grow with d_head) and to Q, K, V themselves, not to "
-                   "the weights: each dot product, however long, gives one score.",
-                   "翻倍的是计算量（FLOPs 随 d_head 增长）和 Q、K、V 本身，而不是权重：点积无论多长，都只得到一个分数。"),
-        "quadruple": ("The square belongs to L, not to d_head: the weights are L × L per head.",
-                      "平方属于 L，而不属于 d_head：每个头的权重是 L × L。"),
+    "09-head-size-costs": {
+        "only-work": ("The weights are softmax(QKᵀ/√d_k): one number per (query, key) pair, (heads, L, L) whatever the "
+                      "head size, so their memory stays. But each of those numbers is now a dot product twice as long, "
+                      "and weights × V mixes vectors twice as long: the work, 2·2·h·L²·d_head FLOPs, doubles "
+                      "(FlopCounterMode counted it).",
+                      "注意力权重是 softmax(QKᵀ/√d_k)：每一对（查询, 键）只有一个数，不管头多大，形状总是 (heads, L, L)，"
+                      "所以内存不变。但每个数现在来自长一倍的点积，“权重 × V”混合的向量也长了一倍："
+                      "计算量 2·2·h·L²·d_head FLOPs 翻倍了（FlopCounterMode 数出来的）。"),
+        "neither": ("The memory of the weights stays, but the work does not: each score is a dot product of length "
+                    "d_head, and each output mixes value vectors of length d_head, so both matrix products double.",
+                    "权重的内存确实不变，但计算量变了：每个分数是长度为 d_head 的点积，每个输出混合的值向量长度也是 d_head，"
+                    "所以两次矩阵乘法的计算量都翻倍。"),
+        "only-memory": ("The other way round: the weights are (heads, L, L) whatever the head size, one number per "
+                        "(query, key) pair; what grows is the length of each dot product, the work.",
+                        "正好反过来：不管头多大，权重都是 (heads, L, L)，每一对（查询, 键）一个数；变长的是每个点积，也就是计算量。"),
+        "both": ("The work doubles, the weights do not: each dot product, however long, gives one score, so the "
+                 "weights stay (heads, L, L).",
+                 "计算量翻倍，权重却不变：点积无论多长，都只得到一个分数，所以权重仍是 (heads, L, L)。"),
     },
     "09-shuffled-patches": {
         "stays": ("Each 4 × 4 patch already shows a piece of the stroke, and the direction of that piece (horizontal, "
@@ -114,19 +121,26 @@ PREDICTIONS = {
                     "direction, so the positions of the patches matter little for this task.",
                     "下降远比这小：一个 patch 内的笔画片段就已经说明了方向，所以对这个任务来说，patch 的位置几乎不重要。"),
     },
-    "09-shuffled-next-token": {
-        "stays": ("Head 1.8 finds the next token by its position, not by what the words mean: shuffling the words "
-                  "keeps every position and every word, only their order changes, and the head still looks one "
-                  "step to the right (its score even rises a little). A head like this can be measured on any "
-                  "text, even nonsense, and will look the same.",
-                  "头 1.8 是按位置找下一个词元的，而不是按词的意思：打乱词序之后，每个位置、每个词都还在，只是顺序变了，"
-                  "这个头仍然往右看一格（分数甚至略有上升）。这样的头在任何文字上测都一样，哪怕是一串没有意义的词。"),
-        "weaker": ("The score does not fall: head 1.8 looks one position to the right whatever the words are, so a "
-                   "shuffled sentence keeps it a next-token head.",
-                   "分数并没有下降：不管词是什么，头 1.8 都往右看一个位置，所以打乱后的句子里它仍然是下一词元头。"),
-        "gone": ("It does not vanish: the head follows positions, and shuffling keeps the positions; only a head "
-                 "that followed the grammar could lose its pattern here.",
-                 "它并没有消失：这个头跟的是位置，而打乱词序并不改变位置；只有跟着语法走的头，才可能在这里失去它的模式。"),
+    "09-shuffled-determiner-head": {
+        "weaker": ("It falls from 0.89 to about 0.4 (measured over this shuffle), yet stays well above what any fixed "
+                   "distance finds in the shuffled sentences (best_offset: about 0.15) and above a random pick. So the "
+                   "head uses both: the words themselves (a determiner's weight is drawn to nouns wherever they are) "
+                   "and their order (in English the noun follows its determiner closely; shuffled, it is often on the "
+                   "left or far away, and the head then picks another word). A head that only counted positions would "
+                   "fall to the fixed-distance level; one that only read meaning would stay.",
+                   "它从 0.89 降到 0.4 左右（这一次打乱测得），但仍远高于打乱后任何固定距离规则能找到的比例"
+                   "（best_offset：约 0.15），也高于随便挑一个词。可见这个头两样都用：一是词本身（不管名词在哪里，"
+                   "限定词的权重都会被名词吸引），二是词序（英语里名词紧跟在限定词后面不远；打乱以后，名词常常跑到左边或很远的地方，"
+                   "这个头就挑中了别的词）。只会数位置的头会降到固定距离规则的水平；只看词义的头则不会下降。"),
+        "stays": ("It does not stay: it falls to about 0.4. The head relies on word order as well as on the words: once "
+                  "the noun is no longer just to the right of its determiner, the head often picks another word.",
+                  "并没有保持住：它降到了 0.4 左右。这个头除了看词本身，也依赖词序：名词一旦不在限定词右边不远处，"
+                  "这个头就常常挑中别的词。"),
+        "gone": ("It does not fall to chance: it still finds the noun for about 0.4 of the determiners, far above a fixed "
+                 "distance (about 0.15) and a random pick. The words themselves still draw the weight: a determiner "
+                 "looks for a noun even in a scrambled sentence.",
+                 "它并没有降到随机水平：仍有 0.4 左右的限定词找到了自己的名词，远高于固定距离规则（约 0.15）和随便挑一个词。"
+                 "词本身仍在吸引权重：即使句子被打乱，限定词也还在找名词。"),
     },
 }
 
