@@ -32,8 +32,9 @@ CHINESE = sorted(f"zh/{p.stem}" for p in NOTEBOOK_DIR.glob("zh/[0-9][0-9]_*.ipyn
 FIRST_HALF = ("01", "03", "05", "07", "09")
 
 
-# notebooks with no live figure whose run takes minutes (01 trains six models): JupyterLab runs the English edition
-# only; the Chinese one has the same code cells, and nbval runs them and compares every output in both editions
+# notebooks with no live figure and a long run (01: six models, trained by the first run of `make test` and loaded
+# by the others): JupyterLab runs the English edition only; the Chinese one has the same code cells, and nbval
+# runs them and compares every output in both editions
 LAB_ENGLISH_ONLY = ("zh/01_why_self_attention",)
 
 
