@@ -4,9 +4,12 @@
 
 ``frames`` maps each control value (a tuple of values, in the controls' order, when there are several
 controls) to what the figure shows for it: one panel ``{"matrix", "rows", "cols", "title"}`` (optionally
-``"highlight_row"``), or ``{"panels": [panel, ...], "readout": "..."}``. ``panels`` gives each panel's fixed
-look (``vmin``, ``vmax``, ``cmap``, ``xlabel``, ``ylabel``, ``colorbar``, ``annotate``, ``fmt``); the defaults are
-:class:`helpers.plotting.Heatmap`'s (viridis, 0 to 1, "key"/"query" in the edition's language).
+``"highlight_row"``), or ``{"panels": [panel, ...], "readout": "..."}``. A NaN in a matrix is a blank cell (what
+the figure has not seen yet, as in 10's blocks). ``panels`` gives each panel's fixed look (``vmin``, ``vmax``,
+``cmap``, ``xlabel``, ``ylabel``, ``colorbar``, ``annotate``, ``fmt``); the defaults are
+:class:`helpers.plotting.Heatmap`'s (viridis, 0 to 1, "key"/"query" in the edition's language). In the browser
+every panel's cells have one size, so panels with as many rows line up; ``size`` (inches) and ``width_ratios``
+shape the PNG of several panels.
 
 **One output, every host.** The figure is drawn by one ES module, ``helpers/js/heatmap.js``:
 
@@ -74,8 +77,8 @@ def _matrix(value: object, where: str) -> np.ndarray:
         raise TypeError(f"{where} must be a 2-D array of numbers; got {type(value).__name__}") from None
     if array.ndim != 2 or 0 in array.shape:
         raise ValueError(f"{where} must be a non-empty 2-D matrix (rows, columns); got shape {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{where} must hold finite numbers; got NaN or inf")
+    if np.isinf(array).any():
+        raise ValueError(f"{where} must hold finite numbers or NaN (a blank cell); got inf")
     return array
 
 
@@ -127,7 +130,8 @@ class HeatmapExplorer(anywidget.AnyWidget):
     _data = traitlets.Dict().tag(sync=True)
 
     def __init__(self, frames: Mapping, controls: Mapping, *, panels: Sequence[Mapping] | None = None,
-                 title: str | None = None) -> None:
+                 title: str | None = None, size: tuple[float, float] | None = None,
+                 width_ratios: Sequence[float] | None = None) -> None:
         if not isinstance(controls, Mapping) or not controls:
             raise TypeError(f"controls must be a non-empty dict of name -> control spec; got {controls!r}")
         specs = [_control(name, spec) for name, spec in controls.items()]
@@ -158,6 +162,7 @@ class HeatmapExplorer(anywidget.AnyWidget):
             raise ValueError(f"frames has keys that no control value reaches: {extra[:3]!r}")
         self._frames_in = normalised
         self.panels = first_panels
+        self.size, self.width_ratios = self._layout(size, width_ratios, len(first_panels))
         self.title = title
         self.language = edition()
         self.data = {
@@ -237,6 +242,20 @@ class HeatmapExplorer(anywidget.AnyWidget):
         return out
 
     @staticmethod
+    def _layout(size: object, width_ratios: object, count: int) -> tuple[tuple[float, float], list[float] | None]:
+        if size is None:
+            size = (4.6 * count if count > 1 else 4.8, 4.0 if count == 1 else 3.6)
+        if (not isinstance(size, Sequence) or len(size) != 2
+                or not all(isinstance(v, int | float) and v > 0 for v in size)):
+            raise ValueError(f"size must be (width, height) in inches, both positive; got {size!r}")
+        if width_ratios is not None:
+            if (not isinstance(width_ratios, Sequence) or len(width_ratios) != count
+                    or not all(isinstance(v, int | float) and v > 0 for v in width_ratios)):
+                raise ValueError(f"width_ratios must be {count} positive numbers, one per panel; got {width_ratios!r}")
+            width_ratios = [float(v) for v in width_ratios]
+        return (float(size[0]), float(size[1])), width_ratios
+
+    @staticmethod
     def _check_shapes(frame: dict, panels: list[dict], key: object, seen: dict) -> None:
         if len(frame["panels"]) != len(panels):
             raise ValueError(f"frames[{key!r}] must have {len(panels)} panels, as the first frame; "
@@ -255,9 +274,10 @@ class HeatmapExplorer(anywidget.AnyWidget):
         panels = []
         for panel, spec in zip(frame["panels"], self.panels):
             matrix = panel["matrix"]
-            panels.append({"matrix": matrix.tolist(), "rows": panel["rows"], "cols": panel["cols"],
+            cells = [[None if math.isnan(v) else v for v in row] for row in matrix.tolist()]  # NaN: blank, null
+            panels.append({"matrix": cells, "rows": panel["rows"], "cols": panel["cols"],
                            "title": panel["title"], "highlight_row": panel["highlight_row"],
-                           "text": [[format(v, spec["fmt"]) for v in row] for row in matrix.tolist()]})
+                           "text": [["" if v is None else format(v, spec["fmt"]) for v in row] for row in cells]})
         return {"panels": panels, "readout": frame["readout"]}
 
     def _check_value(self, change: dict) -> None:
@@ -291,8 +311,9 @@ class HeatmapExplorer(anywidget.AnyWidget):
         """The first frame (the controls' starting values) drawn by matplotlib, as the course's other figures."""
         first = self._first()
         count = len(first["panels"])
-        fig = new_figure(4.6 * count if count > 1 else 4.8, 4.0 if count == 1 else 3.6)
-        axes = fig.subplots(1, count, squeeze=False)[0]
+        fig = new_figure(*self.size)
+        axes = fig.subplots(1, count, squeeze=False,
+                            gridspec_kw={"width_ratios": self.width_ratios} if self.width_ratios else None)[0]
         for ax, panel, spec in zip(axes, first["panels"], self.panels):
             Heatmap(ax, panel["matrix"], panel["rows"], panel["cols"], title=panel["title"], vmin=spec["vmin"],
                     vmax=spec["vmax"], cmap=spec["cmap"], annotate=spec["annotate"], fmt=spec["fmt"],

@@ -168,7 +168,7 @@ class Heatmap:
         self.image.set_data(array)
         if self.values is not None:
             middle, values = (self.vmin + self.vmax) / 2, array.ravel()
-            self.values.set_values([format(value, self.fmt) for value in values],
+            self.values.set_values(["" if np.isnan(value) else format(value, self.fmt) for value in values],
                                    ["black" if value > middle else "white" for value in values])
         if title is not None:
             self.ax.set_title(title)

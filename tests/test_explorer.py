@@ -81,6 +81,16 @@ def test_several_controls_and_panels():
     np.testing.assert_array_equal(e.frame()[0], np.ones((2, 3)))
 
 
+def test_a_nan_is_a_blank_cell_shipped_as_null_with_no_text():
+    seen = np.array([[0.5, np.nan], [0.25, np.nan]])
+    e = HeatmapExplorer({w: [{"matrix": seen}, {"matrix": np.ones((2, 1))}] for w in WORDS},
+                        {"word": {"options": WORDS}}, size=(6, 3), width_ratios=[2, 1])
+    panel = shipped(e._repr_mimebundle_()[0])["frames"]["0"]["panels"][0]
+    assert panel["matrix"] == [[0.5, None], [0.25, None]] and panel["text"] == [["0.50", ""], ["0.25", ""]]
+    assert np.isnan(e.frame()[0][0, 1]) and e.size == (6.0, 3.0) and e.width_ratios == [2.0, 1.0]
+    assert base64.b64decode(e._repr_mimebundle_()[0]["image/png"])[:4] == b"\x89PNG"
+
+
 def test_the_chinese_edition_labels(monkeypatch):
     monkeypatch.setenv("COURSE_LANG", "zh")
     e = explorer()
@@ -112,6 +122,13 @@ def test_the_chinese_edition_labels(monkeypatch):
      r"panels\[0\]: vmax must be greater than vmin; got vmin=1.0, vmax=0.0"),
     (lambda: HeatmapExplorer({w: {"matrix": np.eye(2)} for w in WORDS}, {"layout": {"options": WORDS}}), ValueError,
      r"a control's name must be a free Python identifier"),
+    (lambda: HeatmapExplorer({w: {"matrix": np.full((2, 2), np.inf)} for w in WORDS}, {"word": {"options": WORDS}}),
+     ValueError, r"frames\['the'\] panel 0 matrix must hold finite numbers or NaN \(a blank cell\); got inf"),
+    (lambda: HeatmapExplorer({w: {"matrix": np.eye(2)} for w in WORDS}, {"word": {"options": WORDS}}, size=(4, 0)),
+     ValueError, r"size must be \(width, height\) in inches, both positive; got \(4, 0\)"),
+    (lambda: HeatmapExplorer({w: {"matrix": np.eye(2)} for w in WORDS}, {"word": {"options": WORDS}},
+                             width_ratios=[1, 2]), ValueError,
+     r"width_ratios must be 1 positive numbers, one per panel; got \[1, 2\]"),
 ])
 def test_bad_input_names_the_argument_the_expected_and_the_actual(make, error, message):
     with pytest.raises(error, match=message):

@@ -48,6 +48,7 @@ function textWidth(text, size) {
 
 // matplotlib's Colormap.__call__ after Normalize(vmin, vmax): index = floor(x * N), clipped to [0, N - 1].
 export function colour(table, vmin, vmax, value) {
+  if (value === null || value === undefined) return "#ffffff"; // a blank cell (NaN in Python)
   const n = table.length;
   const x = (value - vmin) / (vmax - vmin);
   if (Number.isNaN(x)) return "#ffffff";
@@ -73,6 +74,14 @@ function frameKey(indices) {
   return indices.join(",");
 }
 
+// One cell size for every panel of a frame, so that panels with as many rows line up: a frame fits in about
+// 320 px of height and 720 px of width, a cell between 18 and 44 px.
+function cellSize(panels) {
+  const rows = Math.max(...panels.map((p) => p.matrix.length));
+  const cols = panels.reduce((sum, p) => sum + p.matrix[0].length, 0);
+  return Math.max(18, Math.min(44, Math.floor(320 / rows), Math.floor(720 / cols)));
+}
+
 function drawPanel(group, spec, panel, table, x0, cell) {
   const rows = panel.matrix.length;
   const cols = panel.matrix[0].length;
@@ -95,8 +104,8 @@ function drawPanel(group, spec, panel, table, x0, cell) {
       const x = left + j * cell;
       const y = top + i * cell;
       g.appendChild(svg("rect", { x, y, width: cell, height: cell, fill: colour(table, spec.vmin, spec.vmax, value),
-        class: "cx-cell", "data-row": i, "data-col": j, "data-value": value }));
-      if (spec.annotate && panel.text) {
+        class: "cx-cell", "data-row": i, "data-col": j, "data-value": value === null ? "" : value }));
+      if (spec.annotate && panel.text && value !== null) {
         g.appendChild(svg("text", { x: x + cell / 2, y: y + cell / 2, "text-anchor": "middle",
           "dominant-baseline": "central", "font-size": Math.min(11, cell / 3.6),
           fill: value > middle ? "black" : "white", class: "cx-value" }, panel.text[i][j]));
@@ -174,7 +183,7 @@ function fillTable(table, data, spec, panel) {
   panel.matrix.forEach((row, i) => {
     const tr = body.appendChild(html("tr"));
     tr.appendChild(html("th", { scope: "row" }, panel.rows[i]));
-    row.forEach((value, j) => tr.appendChild(html("td", { "data-value": value },
+    row.forEach((value, j) => tr.appendChild(html("td", { "data-value": value === null ? "" : value },
       panel.text ? panel.text[i][j] : String(value))));
   });
 }
@@ -249,10 +258,9 @@ function build(el, data, host = {}) {
     let x = 0;
     let bottom = 0;
     tables.replaceChildren();
+    const cell = cellSize(frame.panels);
     frame.panels.forEach((panel, p) => {
       const spec = data.panels[p];
-      const size = Math.max(panel.matrix.length, panel.matrix[0].length);
-      const cell = Math.max(18, Math.min(44, Math.floor(230 / size)));
       const box = drawPanel(picture, spec, panel, data.colormaps[spec.cmap], x, cell);
       x = box.right;
       bottom = Math.max(bottom, box.bottom);

@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from explorer_moves import explorer_problems, stored_explorers
 from offline import block_non_loopback
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -43,6 +44,7 @@ def half(names: list[str], first: bool) -> list[str]:
     return [n for n in names if (n.removeprefix("zh/")[:2] in FIRST_HALF) == first and n not in LAB_ENGLISH_ONLY]
 RUN_TIMEOUT_MS = 240_000
 LATENCIES: list[dict] = []  # one record per move: notebook, move, milliseconds from the move to the new image
+EXPLORER_LATENCIES: list[dict] = []  # one record per client-side explorer: notebook, index, each key-to-paint ms
 
 @pytest.fixture(scope="module")
 def record_latencies():
@@ -52,6 +54,10 @@ def record_latencies():
         SCREENSHOTS.mkdir(exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         (SCREENSHOTS / f"latencies-{worker}.json").write_text(json.dumps(LATENCIES))
+    if EXPLORER_LATENCIES:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        (SCREENSHOTS / f"explorer-latencies-lab-{worker}.json").write_text(json.dumps(EXPLORER_LATENCIES))
 
 
 
@@ -386,6 +392,17 @@ def check_notebook(lab, browser, name: str) -> None:
             page.wait_for_function("e => e.querySelector('img') && e.querySelector('img').src",
                                    arg=figure.element_handle())
             assert move_controls(figure, name) >= 1, f"live figure {index} has no control that redraws it"
+        # the client-side explorers (helpers.explorer): every control, by keyboard, each frame equal to Python's data
+        explorers = page.locator(".jp-OutputArea .course-explorer")
+        stored = stored_explorers(NOTEBOOK_DIR / f"{name}.ipynb")
+        assert explorers.count() == len(stored), f"{explorers.count()} explorers shown, the notebook has {len(stored)}"
+        for index, data in enumerate(stored):
+            root = explorers.nth(index)
+            root.scroll_into_view_if_needed()
+            ms: list[dict] = []
+            problems = explorer_problems(page, root, data, ms)
+            assert not problems, f"explorer {index}: " + "; ".join(problems[:5])
+            EXPLORER_LATENCIES.append({"host": "jupyterlab", "page": name, "explorer": index, "ms": ms})
         if name.split("/")[-1][:2] in TRIES:
             close_dialogs(page)
             try_an_exercise(page, name, lab.root)

@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from explorer_moves import stored_explorers
 from jupyterlab_session import close_dialogs, run_all, shut_down_kernel, wait_idle
 from offline import block_non_loopback
 
@@ -34,14 +34,10 @@ SHOWN = """root => ({
 
 
 def stored_data(notebook: Path) -> dict:
-    """The explorer's data as Python computed it (in the stored text/html output)."""
-    for cell in json.loads(notebook.read_text())["cells"]:
-        for output in cell.get("outputs", []):
-            html = "".join(output.get("data", {}).get("text/html", ""))
-            if "data-course-explorer" in html:
-                text = html.split('<script type="application/json">', 1)[1].split("</script>", 1)[0]
-                return json.loads(text.replace("<\\/", "</"))
-    raise AssertionError(f"{notebook.name} has no explorer output")
+    """The first explorer's data as Python computed it (in the stored text/html output)."""
+    found = stored_explorers(notebook)
+    assert found, f"{notebook.name} has no explorer output"
+    return found[0]
 
 
 def check_frame(shown: dict, data: dict) -> None:

@@ -5,6 +5,8 @@ on 127.0.0.1 (a free port, stopped by its pid), and every page is opened through
 Each page must: request nothing outside 127.0.0.1, log no console error, have no broken image, typeset all its
 math with the bundled MathJax, and (a notebook page) show at least as many figures as its notebook has image
 outputs.
+Every explorer (helpers/explorer.py) on a notebook page of either edition is moved by keyboard alone through
+every option of each of its controls, and each frame it draws must equal the page's own data to 1e-6.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from explorer_moves import explorer_problems
 from offline import block_non_loopback, is_loopback
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 _spec = importlib.util.spec_from_file_location("course_site", ROOT / "site" / "_ext" / "course_site.py")
 course_site = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(course_site)
@@ -131,6 +136,57 @@ def test_every_page_loads_offline_with_its_figures_and_math(site, browser):
         context.close()
     assert not problems, "\n".join(problems)
     assert not blocked, blocked
+
+
+def test_every_explorer_moves_on_the_site_in_both_editions(site, browser):
+    url, folder = site
+    editions = {"en": sorted(folder.glob("notebooks/*.html")), "zh": sorted(folder.glob("notebooks/zh/*.html"))}
+    found = dict.fromkeys(editions, 0)
+    problems: list[str] = []
+    timings: list[dict] = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    blocked = block_non_loopback(context)
+    try:
+        for edition, files in editions.items():
+            for file in files:
+                if "data-course-explorer" not in file.read_text(encoding="utf-8"):
+                    continue  # no explorer: not opened
+                name = file.relative_to(folder).as_posix()
+                page = context.new_page()
+                errors: list[str] = []
+                page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                before = len(blocked)
+                page.goto(f"{url}/{name}", wait_until="load")
+                explorers = page.locator(".cell_output [data-course-explorer]")
+                try:
+                    page.wait_for_function("""() => Array.from(
+                        document.querySelectorAll('.cell_output [data-course-explorer]'))
+                        .every(e => e.querySelector('.course-explorer[data-frame] svg.cx-svg'))""", timeout=20_000)
+                except PlaywrightTimeout:
+                    problems.append(f"{name}: not every explorer was mounted")
+                else:
+                    for e in range(explorers.count()):
+                        found[edition] += 1
+                        explorer = explorers.nth(e)
+                        data = explorer.evaluate("""el => JSON.parse(
+                            el.querySelector('script[type="application/json"]').textContent)""")
+                        ms: list[dict] = []
+                        problems += [f"{name} explorer {e}: {p}" for p in
+                                     explorer_problems(page, explorer.locator(".course-explorer"), data, ms)]
+                        timings.append({"host": "site", "page": name, "explorer": e, "ms": ms})
+                page.close()
+                if errors:
+                    problems.append(f"{name}: console errors {errors}")
+                if len(blocked) > before:
+                    problems.append(f"{name}: requests to other hosts {blocked[before:]}")
+    finally:
+        context.close()
+    SCREENSHOTS.mkdir(exist_ok=True)  # each move's key-to-paint time, for `make bench`
+    (SCREENSHOTS / "explorer-latencies-site.json").write_text(json.dumps(timings))
+    assert not problems, "\n".join(problems)
+    assert not blocked, blocked
+    assert all(found.values()), f"explorers found per edition: {found} (the test would prove nothing)"
 
 
 def test_math_is_typeset_somewhere(site, browser):
