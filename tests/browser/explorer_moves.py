@@ -15,13 +15,15 @@ from __future__ import annotations
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 # What an explorer (mounted in `root`, a .course-explorer) shows now: the values drawn as the strings of their
-# data-value ("" for a blank cell), per panel in order.
+# data-value ("" for a blank cell), per panel in order; the framed row's y; the hidden tables' text.
 SHOWN = """root => ({
   frame: root.dataset.frame,
   label: (root.querySelector('svg.cx-svg') || {getAttribute: () => null}).getAttribute('aria-label'),
   values: Array.from(root.querySelectorAll('svg .cx-panel')).map(p =>
     Array.from(p.querySelectorAll('rect.cx-cell')).map(r => r.getAttribute('data-value'))),
   readout: (root.querySelector('output.cx-readout') || {}).textContent,
+  highlight: root.querySelector('rect.cx-highlight') && root.querySelector('rect.cx-highlight').getAttribute('y'),
+  table: (root.querySelector('.cx-tables') || {}).textContent,
 })"""
 # Per kind of control: the key that moves it one option on, the key that moves it one option back.
 KEYS = {"select": ("ArrowDown", "ArrowUp"), "slider": ("ArrowRight", "ArrowLeft"), "toggle": ("Space", "Space")}

@@ -50,14 +50,11 @@ EXPLORER_LATENCIES: list[dict] = []  # one record per client-side explorer: note
 def record_latencies():
     """After the run, the measured move-to-new-image latencies go next to the screenshots (for `make bench`)."""
     yield
-    if LATENCIES:  # one file per pytest-xdist worker ("gw0", ...; "main" without xdist)
-        SCREENSHOTS.mkdir(exist_ok=True)
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        (SCREENSHOTS / f"latencies-{worker}.json").write_text(json.dumps(LATENCIES))
-    if EXPLORER_LATENCIES:
-        SCREENSHOTS.mkdir(exist_ok=True)
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        (SCREENSHOTS / f"explorer-latencies-lab-{worker}.json").write_text(json.dumps(EXPLORER_LATENCIES))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")  # one file per pytest-xdist worker ("gw0", ...)
+    for records, stem in ((LATENCIES, "latencies"), (EXPLORER_LATENCIES, "explorer-latencies-lab")):
+        if records:
+            SCREENSHOTS.mkdir(exist_ok=True)
+            (SCREENSHOTS / f"{stem}-{worker}.json").write_text(json.dumps(records))
 
 
 

@@ -61,3 +61,12 @@ def block_non_loopback(target) -> list[str]:
     else:
         watch(target)
     return blocked
+
+
+def page_with_errors(context) -> tuple:
+    """A new page of ``context`` and the list its console errors and uncaught exceptions are collected into."""
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors

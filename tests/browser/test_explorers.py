@@ -15,22 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
-from explorer_moves import stored_explorers
+from explorer_moves import SHOWN, frame_problems, stored_explorers
 from jupyterlab_session import close_dialogs, run_all, shut_down_kernel, wait_idle
-from offline import block_non_loopback
+from offline import block_non_loopback, page_with_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "02_qkv_toy_matrix.ipynb"
 pytestmark = pytest.mark.browser
-
-SHOWN = """root => ({
-  frame: root.dataset.frame,
-  label: root.querySelector('svg.cx-svg').getAttribute('aria-label'),
-  values: Array.from(root.querySelectorAll('svg .cx-panel')).map(p =>
-    Array.from(p.querySelectorAll('rect.cx-cell')).map(r => Number(r.dataset.value))),
-  highlight: root.querySelector('rect.cx-highlight') && root.querySelector('rect.cx-highlight').getAttribute('y'),
-  table: root.querySelector('.cx-tables').textContent,
-})"""
 
 
 def stored_data(notebook: Path) -> dict:
@@ -41,11 +32,8 @@ def stored_data(notebook: Path) -> dict:
 
 
 def check_frame(shown: dict, data: dict) -> None:
-    frame = data["frames"][shown["frame"]]
-    for drawn, panel in zip(shown["values"], frame["panels"]):
-        expected = [v for row in panel["matrix"] for v in row]
-        assert len(drawn) == len(expected)
-        assert max(abs(a - b) for a, b in zip(drawn, expected)) < 1e-6
+    problems = frame_problems(shown, data, shown["frame"])
+    assert not problems, problems
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +55,7 @@ def from_the_explorer(blocked: list[str]) -> list[str]:
 def open_page(browser, url: str):
     context = browser.new_context(viewport={"width": 1300, "height": 1000})
     blocked = block_non_loopback(context)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page, errors = page_with_errors(context)
     page.goto(url)
     return context, page, blocked, errors
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from explorer_moves import explorer_problems
-from offline import block_non_loopback, is_loopback
+from offline import block_non_loopback, is_loopback, page_with_errors
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,10 +94,7 @@ def test_every_page_loads_offline_with_its_figures_and_math(site, browser):
     problems: list[str] = []
     try:
         for name in names:
-            page = context.new_page()
-            errors: list[str] = []
-            page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            page, errors = page_with_errors(context)
             before = len(blocked)
             page.goto(f"{url}/{name}", wait_until="load")
             page.wait_for_function("() => [...document.images].every(i => i.complete)")
@@ -152,10 +149,7 @@ def test_every_explorer_moves_on_the_site_in_both_editions(site, browser):
                 if "data-course-explorer" not in file.read_text(encoding="utf-8"):
                     continue  # no explorer: not opened
                 name = file.relative_to(folder).as_posix()
-                page = context.new_page()
-                errors: list[str] = []
-                page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                page, errors = page_with_errors(context)
                 before = len(blocked)
                 page.goto(f"{url}/{name}", wait_until="load")
                 explorers = page.locator(".cell_output [data-course-explorer]")
